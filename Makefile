@@ -1,0 +1,105 @@
+# stackwalk: stackcount and stacksnoop on eBPF, every kernel from 4.1.
+#
+#   make          install missing build packages, build build/stackcount
+#   make demo     build, then count stacks of a tracepoint for a few seconds
+#   make test     build, then run every test (bats, and qemu VMs if possible)
+#   make bench    per-event, start-up and memory costs (see README)
+#
+# Everything generated goes to build/.
+
+BUILD     := build
+CC        := gcc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+PYTHON    ?= python3
+
+CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
+             -I$(BUILD)/gen -I$(BUILD)/bpf -Isrc
+LDFLAGS   := -static
+LDLIBS    := -lbpf -lelf -lz
+# -mcpu=v1: no JLT/JLE (4.14) or JMP32 (5.1); the fp walker loads on 4.1
+BPFCFLAGS := -O2 -g -target bpf -mcpu=v1 -D__TARGET_ARCH_x86 -Wall -Werror \
+             -I/usr/include/$(shell $(CC) -dumpmachine) -Ibpf -I$(BUILD)/gen
+
+WALKERS   := getstack stackmap fp
+BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
+SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
+GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
+SW_SRCS   := src/walker.c src/probe.c src/output.c src/deltas.c src/cmd.c \
+             src/calib.c src/elf_file.c src/usdt.c src/libpath.c src/ksyms.c \
+             src/procs.c src/sideband.c src/symbolize.c \
+             compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c
+SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o
+
+# Debian packages the build and the tests need.
+DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
+             gcc make systemtap-sdt-dev bats file man-db
+
+.PHONY: all deps demo test bench clean
+all: $(BUILD)/stackcount
+
+# Installs only what is missing, so a ready machine pays one dpkg query.
+deps: $(BUILD)/.deps
+$(BUILD)/.deps: Makefile
+	@missing=$$(for p in $(DEPS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing: $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@mkdir -p $(@D) && touch $@
+
+$(GEN): gen/walker.py | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(PYTHON) gen/walker.py $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/common.bpf.h bpf/stackwalk.h $(GEN) | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CLANG) $(BPFCFLAGS) -c $< -o $@
+
+# The fp walker must load on 4.1-4.5: the build fails if it could not.
+$(BUILD)/bpf/fp.checked: $(BUILD)/bpf/fp.bpf.o $(BUILD)/legacy_limits
+	$(BUILD)/legacy_limits $< > $@.log || { cat $@.log; exit 1; }
+	@touch $@
+
+$(BUILD)/legacy_limits: tests/legacy_limits.c | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $< -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(BUILD)/gen/sources.c: gen/embed.py bpf/stackwalk.h bpf/common.bpf.h \
+		bpf/getstack.bpf.c bpf/stackmap.bpf.c bpf/fp.bpf.c $(GEN)
+	$(PYTHON) gen/embed.py $@ \
+		getstack=bpf/stackwalk.h,bpf/common.bpf.h,bpf/getstack.bpf.c \
+		stackmap=bpf/stackwalk.h,bpf/common.bpf.h,bpf/stackmap.bpf.c \
+		fp=bpf/stackwalk.h,bpf/common.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/fp.bpf.c
+
+$(BUILD)/obj/sources.o: $(BUILD)/gen/sources.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(SKELS) $(GEN) $(wildcard src/*.h compat/*.h bpf/*.h) | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/stackcount: $(BUILD)/obj/src/stackcount.o $(SW_OBJS) $(BUILD)/bpf/fp.checked
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+
+# A tracepoint that fires on any machine, from a workload whose stacks we know.
+demo: $(BUILD)/stackcount $(BUILD)/tests/workloads/paths
+	$(BUILD)/stackcount -d t:syscalls:sys_enter_getppid -- \
+		$(BUILD)/tests/workloads/paths 3
+
+include tests/workloads/workloads.mk
+include tests/vm/vm.mk
+
+test: $(BUILD)/stackcount $(WORKLOADS) $(BUILD)/legacy_limits
+	@tests/run.sh
+
+clean:
+	rm -rf $(BUILD)/obj $(BUILD)/bpf $(BUILD)/gen $(BUILD)/stackcount \
+		$(BUILD)/tests $(BUILD)/legacy_limits

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * What every walker shares: configuration, loss accounting, the process
+ * filter and the in-kernel counting.  Kept to what a 4.1 kernel accepts
+ * (ordinary hash and array maps, no global data, everything inlined), as
+ * the frame-pointer walker includes it too.
+ */
+#ifndef SW_COMMON_BPF_H
+#define SW_COMMON_BPF_H
+
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "stackwalk.h"
+
+#define SW_EEXIST 17
+
+/* x86_64 struct pt_regs, as saved at the top of a task's kernel stack */
+#define SW_PT_REGS_SIZE	168
+#define SW_PT_REGS_BP	32
+#define SW_PT_REGS_IP	128
+#define SW_PT_REGS_CS	136
+#define SW_USER_CS	0x33
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sw_config);
+} config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SW_LOST_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+/* Threads of a followed command (stackcount -- COMMAND); key 0 is always
+ * present so that a lookup with follow_mask 0 passes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} follow SEC(".maps");
+
+static __always_inline void sw_lost(__u32 why)
+{
+	__u64 *n = bpf_map_lookup_elem(&lost, &why);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+/* The event's config if it passes -p, -c and the follow filter, else NULL. */
+static __always_inline struct sw_config *sw_filter(const int have_pid)
+{
+	__u32 zero = 0, tid;
+	struct sw_config *cfg;
+	__u64 id;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg)
+		return NULL;
+	if ((bpf_get_smp_processor_id() ^ cfg->cpu) & cfg->cpu_mask)
+		return NULL;
+	if (!have_pid)		/* 4.1: no get_current_pid_tgid */
+		return cfg;
+	id = bpf_get_current_pid_tgid();
+	if (((id >> 32) ^ cfg->tgid) & cfg->tgid_mask)
+		return NULL;
+	tid = (__u32)id & cfg->follow_mask;
+	if (!bpf_map_lookup_elem(&follow, &tid))
+		return NULL;
+	return cfg;
+}
+
+/* Process identity of the key: zeroed unless keyed by process. */
+static __always_inline void sw_key_hdr(struct sw_key_hdr *h,
+				       const struct sw_config *cfg)
+{
+	__u32 *comm = (__u32 *)h->comm;
+	__u32 m = cfg->key_mask;
+
+	h->tgid = (bpf_get_current_pid_tgid() >> 32) & m;
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+	comm[0] &= m;
+	comm[1] &= m;
+	comm[2] &= m;
+	comm[3] &= m;
+}
+
+/*
+ * Add one to the key's count.  Two CPUs may both miss and race to insert:
+ * the loser sees EEXIST and adds to the winner's entry, so no event is lost
+ * to the race; only a full map loses one, and that is counted.
+ */
+static __always_inline void sw_count(void *counts, const void *key)
+{
+	__u64 one = 1, *val;
+	long err;
+
+	val = bpf_map_lookup_elem(counts, key);
+	if (val) {
+		__sync_fetch_and_add(val, 1);
+		return;
+	}
+	err = bpf_map_update_elem(counts, key, &one, BPF_NOEXIST);
+	if (!err)
+		return;
+	if (err == -SW_EEXIST) {
+		val = bpf_map_lookup_elem(counts, key);
+		if (val) {
+			__sync_fetch_and_add(val, 1);
+			return;
+		}
+	}
+	sw_lost(SW_LOST_COUNTS_FULL);
+}
+
+/*
+ * The numeric value of a pointer the verifier tracks (the stack, ctx).
+ * Copying the spilled pointer with bpf_probe_read hands back plain bytes;
+ * root may do that, and arithmetic on the result (masking a stack address
+ * down to the stack's base) is then allowed.
+ */
+static __always_inline __u64 sw_ptr_value(void *p)
+{
+	void *slot = p;
+	__u64 v = 0;
+
+	bpf_probe_read(&v, sizeof(v), &slot);
+	return v;
+}
+
+/* The program's own frame pointer (R10); the JIT maps it to %rbp. */
+static __always_inline __u64 sw_frame_pointer(void)
+{
+	void *fp;
+
+	asm volatile("%0 = r10" : "=r"(fp));
+	return sw_ptr_value(fp);
+}
+
+/* Address of the user registers saved at kernel entry, from any address on
+ * the current task's kernel stack. */
+static __always_inline __u64 sw_user_regs(const struct sw_config *cfg,
+					  __u64 stack_addr)
+{
+	__u64 top = (stack_addr | (cfg->thread_size - 1)) + 1;
+
+	return top - cfg->stack_padding - SW_PT_REGS_SIZE;
+}
+
+/* -- COMMAND: track the threads a followed thread creates, drop exited ones. */
+static __always_inline void sw_follow_child(__u32 child)
+{
+	__u32 parent = (__u32)bpf_get_current_pid_tgid();
+	__u8 one = 1;
+
+	if (!bpf_map_lookup_elem(&follow, &parent))
+		return;
+	if (bpf_map_update_elem(&follow, &child, &one, BPF_ANY))
+		sw_lost(SW_LOST_FOLLOW_FULL);
+}
+
+static __always_inline void sw_follow_exit(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (tid)
+		bpf_map_delete_elem(&follow, &tid);
+}
+
+#define SW_FOLLOW_PROGRAMS()						\
+SEC("tracepoint")							\
+int sw_fork_tp(void *ctx)						\
+{									\
+	__u32 zero = 0, child = 0;					\
+	struct sw_config *cfg = bpf_map_lookup_elem(&config, &zero);	\
+									\
+	if (!cfg)							\
+		return 0;						\
+	bpf_probe_read(&child, sizeof(child),				\
+		       (void *)(sw_ptr_value(ctx) + cfg->fork_child_off)); \
+	sw_follow_child(child);						\
+	return 0;							\
+}									\
+									\
+SEC("kprobe")								\
+int sw_fork_kretprobe(struct pt_regs *ctx)				\
+{									\
+	long child = PT_REGS_RC(ctx);					\
+									\
+	if (child > 0)							\
+		sw_follow_child(child);					\
+	return 0;							\
+}									\
+									\
+SEC("tracepoint")							\
+int sw_exit_tp(void *ctx)						\
+{									\
+	sw_follow_exit();						\
+	return 0;							\
+}									\
+									\
+SEC("kprobe")								\
+int sw_exit_kprobe(struct pt_regs *ctx)					\
+{									\
+	sw_follow_exit();						\
+	return 0;							\
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#endif /* SW_COMMON_BPF_H */

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * The getstack walker (4.18+): the kernel's own unwinders copy the raw
+ * frames into the key, so two stacks share a count only when every frame
+ * is equal -- no stack ids, hence no id collisions.
+ */
+#include "common.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sw_gs_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+/* The key is four times the BPF stack: build it in per-CPU memory. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sw_gs_key);
+} scratch SEC(".maps");
+
+/*
+ * Frames from the kernel's unwinder into buf.  At a function-entry probe
+ * where that unwinder skips the caller, unwind into buf[1..] and put the
+ * caller, read from the stack pointer, after the probed instruction.
+ */
+static __always_inline void gs_frames(void *ctx, __u64 *buf, __u64 flags,
+				      int entry_sp, __u64 sp)
+{
+	long n;
+
+	if (!entry_sp) {
+		n = bpf_get_stack(ctx, buf, SW_MAX_FRAMES * 8, flags);
+		if (n < 0)	/* no such stack: a kernel thread's user part */
+			buf[0] = 0;
+		return;
+	}
+	n = bpf_get_stack(ctx, &buf[1], (SW_MAX_FRAMES - 1) * 8, flags);
+	if (n <= 0) {
+		buf[0] = 0;
+		buf[1] = 0;
+		return;
+	}
+	buf[0] = buf[1];
+	bpf_probe_read(&buf[1], 8, (void *)sp);
+}
+
+static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
+				    const int uentry)
+{
+	struct sw_config *cfg;
+	struct sw_gs_key *key;
+	__u32 zero = 0;
+
+	cfg = sw_filter(1);
+	if (!cfg)
+		return 0;
+	key = bpf_map_lookup_elem(&scratch, &zero);
+	if (!key)
+		return 0;
+	sw_key_hdr(&key->h, cfg);
+	if (cfg->flags & SW_CFG_KSTACK)
+		gs_frames(ctx, key->kip, 0,
+			  kentry && (cfg->flags & SW_CFG_KENTRY), sp);
+	else
+		key->kip[0] = 0;
+	if (cfg->flags & SW_CFG_USTACK)
+		gs_frames(ctx, key->uip, BPF_F_USER_STACK, uentry, sp);
+	else
+		key->uip[0] = 0;
+	sw_count(&counts, key);
+	return 0;
+}
+
+/* kprobe: always on a function's first instruction */
+SEC("kprobe")
+int gs_kprobe(struct pt_regs *ctx)
+{
+	return gs_event(ctx, PT_REGS_SP(ctx), 1, 0);
+}
+
+/* uprobe on a function entry where the kernel's unwinder drops the caller */
+SEC("kprobe")
+int gs_uprobe_entry(struct pt_regs *ctx)
+{
+	return gs_event(ctx, PT_REGS_SP(ctx), 0, 1);
+}
+
+/* USDT, or a uprobe where the kernel's unwinder already has the caller */
+SEC("kprobe")
+int gs_uprobe(struct pt_regs *ctx)
+{
+	return gs_event(ctx, 0, 0, 0);
+}
+
+SEC("tracepoint")
+int gs_tp(void *ctx)
+{
+	return gs_event(ctx, 0, 0, 0);
+}
+
+SW_FOLLOW_PROGRAMS()

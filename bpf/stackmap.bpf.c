@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * The stackmap walker (4.6-4.17), as bcc's stackcount does it: the kernel
+ * stores each stack in a BPF_STACK_TRACE map and hands back an id, and
+ * the counts are keyed by ids.  Ids are hash buckets: a second stack that
+ * hashes to a taken bucket is refused (no BPF_F_REUSE_STACKID, which would
+ * silently overwrite the first), and that loss is counted.
+ */
+#include "common.bpf.h"
+
+#define SW_EFAULT 14
+#define SW_ENOMEM 12
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct sw_sm_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, SW_MAX_FRAMES * sizeof(__u64));
+} stacks SEC(".maps");
+
+/* A stack id, or a negative errno; -EFAULT means there is no such stack. */
+static __always_inline int sm_stackid(void *ctx, __u64 flags, __u32 collided)
+{
+	long id = bpf_get_stackid(ctx, &stacks, flags);
+
+	if (id >= 0 || id == -SW_EFAULT)
+		return id;
+	sw_lost(id == -SW_ENOMEM ? SW_LOST_STACKMAP_FULL : collided);
+	return id;
+}
+
+static __always_inline int sm_event(void *ctx, __u64 sp, const int kentry,
+				    const int uentry)
+{
+	struct sw_sm_key key = {};
+	struct sw_config *cfg;
+
+	cfg = sw_filter(1);
+	if (!cfg)
+		return 0;
+	sw_key_hdr(&key.h, cfg);
+	key.kid = -SW_EFAULT;
+	key.uid = -SW_EFAULT;
+	if (cfg->flags & SW_CFG_KSTACK) {
+		key.kid = sm_stackid(ctx, 0, SW_LOST_KCOLLISION);
+		if (key.kid < 0 && key.kid != -SW_EFAULT)
+			return 0;
+		/* the stored stack cannot be edited: keep the caller aside */
+		if (kentry && (cfg->flags & SW_CFG_KENTRY))
+			bpf_probe_read(&key.kcaller, 8, (void *)sp);
+	}
+	if (cfg->flags & SW_CFG_USTACK) {
+		key.uid = sm_stackid(ctx, BPF_F_USER_STACK, SW_LOST_UCOLLISION);
+		if (key.uid < 0 && key.uid != -SW_EFAULT)
+			return 0;
+		if (uentry)
+			bpf_probe_read(&key.ucaller, 8, (void *)sp);
+	}
+	sw_count(&counts, &key);
+	return 0;
+}
+
+SEC("kprobe")
+int sm_kprobe(struct pt_regs *ctx)
+{
+	return sm_event(ctx, PT_REGS_SP(ctx), 1, 0);
+}
+
+SEC("kprobe")
+int sm_uprobe_entry(struct pt_regs *ctx)
+{
+	return sm_event(ctx, PT_REGS_SP(ctx), 0, 1);
+}
+
+SEC("kprobe")
+int sm_uprobe(struct pt_regs *ctx)
+{
+	return sm_event(ctx, 0, 0, 0);
+}
+
+SEC("tracepoint")
+int sm_tp(void *ctx)
+{
+	return sm_event(ctx, 0, 0, 0);
+}
+
+SW_FOLLOW_PROGRAMS()

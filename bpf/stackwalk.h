@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * Types shared by the BPF walkers and the frontend.  Every walker counts
+ * into a hash keyed by what identifies a stack; the frontend reads those
+ * keys back, so the layouts here are the contract between the two sides.
+ */
+#ifndef STACKWALK_H
+#define STACKWALK_H
+
+#include <linux/types.h>
+
+#define SW_COMM_LEN		16
+/* perf's default kernel.perf_event_max_stack: the helpers never return more */
+#define SW_MAX_FRAMES		127
+
+/* sw_config.flags */
+#define SW_CFG_KSTACK		(1u << 0)	/* record kernel frames */
+#define SW_CFG_USTACK		(1u << 1)	/* record user frames */
+/* the kernel's unwinder skips the caller at a kprobe on a function entry */
+#define SW_CFG_KENTRY		(1u << 2)
+/* the kernel is built with frame pointers: kernel RBP walks mean something */
+#define SW_CFG_KFP		(1u << 3)
+
+/*
+ * Array map "config", one element: all run-time choices of a walker.
+ * Filters are masks rather than flags so that a check is one compare that
+ * either passes or leaves the program: no path rejoins, which keeps the
+ * paths a 4.x verifier walks linear (see gen/walker.py).
+ */
+struct sw_config {
+	__u32 flags;
+	__u32 tgid;		/* -p: only this process ... */
+	__u32 tgid_mask;	/* ... when ~0 */
+	__u32 cpu;		/* -c: only this CPU ... */
+	__u32 cpu_mask;		/* ... when ~0 */
+	__u32 key_mask;		/* ~0: key by process (tgid and comm) */
+	__u32 follow_mask;	/* ~0: only threads in the follow map */
+	/*
+	 * Where the user registers sit below the top of a task's kernel
+	 * stack: THREAD_SIZE and TOP_OF_KERNEL_STACK_PADDING differ between
+	 * kernel builds, so the frontend measures them.
+	 */
+	__u32 thread_size;
+	__u32 stack_padding;
+	/* sched_process_fork's child_pid moved between kernels: 44, then 20 */
+	__u32 fork_child_off;
+};
+
+/* Array map "lost": events whose stack could not be recorded, by cause. */
+enum sw_lost {
+	SW_LOST_COUNTS_FULL,	/* the counts hash is full */
+	SW_LOST_KCOLLISION,	/* stackmap: another kernel stack holds the id */
+	SW_LOST_UCOLLISION,	/* stackmap: another user stack holds the id */
+	SW_LOST_STACKMAP_FULL,	/* stackmap: no free stack slot */
+	SW_LOST_FOLLOW_FULL,	/* a child of a followed process was not tracked */
+	SW_LOST_OUTPUT,		/* perf buffer full (stacksnoop) */
+	SW_LOST_TAILCALL,	/* fp: the user walk could not be reached */
+	SW_LOST_NR,
+};
+
+/* Why a frame-pointer walk ended (key.kstop / key.ustop). */
+enum sw_stop {
+	SW_STOP_NONE,		/* not walked */
+	SW_STOP_END,		/* frame pointer 0: the outermost frame */
+	SW_STOP_UNREADABLE,	/* a frame could not be read */
+	SW_STOP_LEFT_KERNEL,	/* the return address is not kernel text */
+	SW_STOP_DEPTH,		/* out of key slots: the stack is deeper */
+	SW_STOP_NO_USER,	/* no user registers (kernel thread, IRQ) */
+	SW_STOP_NR,
+};
+
+/* Every key starts with this; tgid 0 and empty comm when not per process. */
+struct sw_key_hdr {
+	__u32 tgid;
+	__u8 kstop;
+	__u8 ustop;
+	__u16 pad;
+	char comm[SW_COMM_LEN];
+};
+
+/* getstack: raw frames from bpf_get_stack, zero-terminated. */
+struct sw_gs_key {
+	struct sw_key_hdr h;
+	__u64 kip[SW_MAX_FRAMES];
+	__u64 uip[SW_MAX_FRAMES];
+};
+
+/*
+ * stackmap: ids into the BPF_STACK_TRACE map, and the caller read at a
+ * function-entry probe, which the kernel's unwinder may skip.
+ */
+struct sw_sm_key {
+	struct sw_key_hdr h;
+	__s32 kid;
+	__s32 uid;
+	__u64 kcaller;
+	__u64 ucaller;
+};
+
+#endif /* STACKWALK_H */

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include "attach.h"
+
+static int perf_open(struct perf_event_attr *attr)
+{
+	attr->size = sizeof(*attr);
+	attr->sample_period = 1;
+	attr->wakeup_events = 1;
+	/* pid -1, cpu 0: the program runs for every task on every CPU */
+	return syscall(__NR_perf_event_open, attr, -1, 0, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+static int open_pmu(const struct sw_features *f,
+		    const struct sw_probe_spec *s)
+{
+	struct perf_event_attr attr = {};
+
+	if (s->kind == SW_PROBE_UPROBE) {
+		attr.type = f->uprobe_pmu_type;
+		attr.config1 = (uintptr_t)s->path;
+		attr.config2 = s->offset;
+		if (s->ref_ctr_off)
+			attr.config |= (__u64)s->ref_ctr_off << f->uprobe_ref_ctr_shift;
+	} else {
+		attr.type = f->kprobe_pmu_type;
+		attr.config1 = (uintptr_t)s->func;
+		/* bit 0 of config is "retprobe" in the kprobe PMU's format */
+		attr.config = s->kind == SW_PROBE_KRETPROBE;
+	}
+	return perf_open(&attr);
+}
+
+static int open_tracepoint(int id)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.config = id,
+	};
+
+	return perf_open(&attr);
+}
+
+static bool use_pmu(const struct sw_features *f, enum sw_probe_kind k)
+{
+	if (k == SW_PROBE_UPROBE)
+		return f->pmu_uprobe;
+	return f->pmu_kprobe;
+}
+
+int sw_attach(const struct sw_features *f, int prog_fd,
+	      const struct sw_probe_spec *s, unsigned seq,
+	      struct sw_attachment *a)
+{
+	const char *target = s->kind == SW_PROBE_UPROBE ? s->path : s->func;
+	int id, err;
+
+	memset(a, 0, sizeof(*a));
+	a->perf_fd = -1;
+	if (s->kind == SW_PROBE_TRACEPOINT) {
+		id = sw_tracefs_event_id(f->tracefs, s->category, s->event);
+		if (id < 0)
+			return id;
+		a->perf_fd = open_tracepoint(id);
+	} else if (use_pmu(f, s->kind)) {
+		a->perf_fd = open_pmu(f, s);
+	} else {
+		if (!f->tracefs[0])
+			return -ENOENT;
+		a->ev_kind = s->kind == SW_PROBE_UPROBE ? SW_EV_UPROBE :
+			     s->kind == SW_PROBE_KRETPROBE ? SW_EV_KRETPROBE :
+			     SW_EV_KPROBE;
+		err = sw_tracefs_add_probe(f->tracefs, a->ev_kind, target,
+					   s->offset, s->ref_ctr_off, seq,
+					   a->ev_name, sizeof(a->ev_name));
+		if (err)
+			return err;
+		a->tracefs_event = true;
+		id = sw_tracefs_event_id(f->tracefs, SW_EVENT_GROUP, a->ev_name);
+		if (id < 0) {
+			err = id;
+			goto fail;
+		}
+		a->perf_fd = open_tracepoint(id);
+	}
+	if (a->perf_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (ioctl(a->perf_fd, PERF_EVENT_IOC_SET_BPF, prog_fd) ||
+	    ioctl(a->perf_fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		err = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	sw_detach(f, a);
+	return err;
+}
+
+void sw_detach(const struct sw_features *f, struct sw_attachment *a)
+{
+	if (a->perf_fd >= 0) {
+		ioctl(a->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+		close(a->perf_fd);
+		a->perf_fd = -1;
+	}
+	if (a->tracefs_event) {
+		/* the event must have no perf users left to be removable */
+		sw_tracefs_remove_probe(f->tracefs, a->ev_kind, a->ev_name);
+		a->tracefs_event = false;
+	}
+}

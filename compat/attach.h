@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Attach a loaded BPF program to one probe, the way the kernel at hand
+ * allows: a kprobe/uprobe PMU event (4.17+), or a tracefs probe event
+ * opened as a perf tracepoint (before 4.17, and in forced legacy mode);
+ * either way PERF_EVENT_IOC_SET_BPF, as 4.1 introduced it.
+ */
+#ifndef SW_ATTACH_H
+#define SW_ATTACH_H
+
+#include "kfeatures.h"
+#include "tracefs.h"
+
+enum sw_probe_kind {
+	SW_PROBE_KPROBE,
+	SW_PROBE_KRETPROBE,
+	SW_PROBE_UPROBE,
+	SW_PROBE_TRACEPOINT,
+};
+
+struct sw_probe_spec {
+	enum sw_probe_kind kind;
+	const char *func;		/* kprobe, kretprobe */
+	const char *path;		/* uprobe: binary */
+	unsigned long offset;		/* uprobe: file offset */
+	unsigned long ref_ctr_off;	/* uprobe: USDT semaphore, 0 if none */
+	const char *category, *event;	/* tracepoint */
+};
+
+struct sw_attachment {
+	int perf_fd;
+	bool tracefs_event;		/* remove ev_name on detach */
+	enum sw_probe_event ev_kind;
+	char ev_name[48];
+};
+
+int sw_attach(const struct sw_features *f, int prog_fd,
+	      const struct sw_probe_spec *spec, unsigned seq,
+	      struct sw_attachment *a);
+void sw_detach(const struct sw_features *f, struct sw_attachment *a);
+
+#endif

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <bpf/libbpf.h>
+#include "kfeatures.h"
+#include "tracefs.h"
+
+static bool probe_helper(enum bpf_func_id id)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, id, NULL) == 1;
+}
+
+static int read_int(const char *path, int *v)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%d", v) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
+/* "/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset": config:32-63 */
+static int pmu_field_shift(const char *pmu, const char *field)
+{
+	char p[256];
+	FILE *f;
+	int lo = -1;
+
+	snprintf(p, sizeof(p), "/sys/bus/event_source/devices/%s/format/%s",
+		 pmu, field);
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "config:%d", &lo) != 1)
+		lo = -1;
+	fclose(f);
+	return lo;
+}
+
+/*
+ * The kernel's build configuration, as a stream of lines: /proc/config.gz
+ * (IKCONFIG_PROC) or the distribution's /boot/config-RELEASE.
+ */
+static gzFile open_config(const char *release)
+{
+	char p[256];
+	gzFile z = gzopen("/proc/config.gz", "r");
+
+	if (z)
+		return z;
+	snprintf(p, sizeof(p), "/boot/config-%s", release);
+	return gzopen(p, "r");	/* zlib reads plain files too */
+}
+
+static void read_config(struct sw_features *f)
+{
+	bool orc = false, fp_unwinder = false, guess = false, fp = false;
+	bool kasan = false, fred = false, found;
+	char line[256];
+	gzFile z;
+
+	z = open_config(f->release);
+	found = z != NULL;
+	while (z && gzgets(z, line, sizeof(line))) {
+		orc |= !strcmp(line, "CONFIG_UNWINDER_ORC=y\n");
+		fp_unwinder |= !strcmp(line, "CONFIG_UNWINDER_FRAME_POINTER=y\n");
+		guess |= !strcmp(line, "CONFIG_UNWINDER_GUESS=y\n");
+		fp |= !strcmp(line, "CONFIG_FRAME_POINTER=y\n");
+		kasan |= !strcmp(line, "CONFIG_KASAN=y\n");
+		fred |= !strcmp(line, "CONFIG_X86_FRED=y\n");
+	}
+	if (z)
+		gzclose(z);
+
+	/* x86_64: 16 KiB since 3.15, doubled by KASAN; FRED pads the top */
+	f->thread_size = kasan ? 32768 : 16384;
+	f->stack_padding = fred ? 16 : 0;
+
+	if (!found)
+		return;
+	if (orc) {
+		f->unwinder = SW_UNWINDER_ORC;
+		snprintf(f->unwinder_why, sizeof(f->unwinder_why),
+			 "CONFIG_UNWINDER_ORC=y");
+	} else if (fp_unwinder || (fp && !guess)) {
+		f->unwinder = SW_UNWINDER_FP;
+		snprintf(f->unwinder_why, sizeof(f->unwinder_why), "%s",
+			 fp_unwinder ? "CONFIG_UNWINDER_FRAME_POINTER=y"
+				     : "CONFIG_FRAME_POINTER=y");
+	} else {
+		f->unwinder = SW_UNWINDER_GUESS;
+		snprintf(f->unwinder_why, sizeof(f->unwinder_why),
+			 "CONFIG_FRAME_POINTER is not set");
+	}
+}
+
+/* Without a config, ORC's lookup code in kallsyms gives ORC away. */
+static void scan_kallsyms(struct sw_features *f)
+{
+	char line[512];
+	FILE *k = fopen("/proc/kallsyms", "r");
+
+	if (!k)
+		return;
+	while (fgets(line, sizeof(line), k)) {
+		const char *name = strrchr(line, ' ');
+
+		if (name && (!strncmp(name + 1, "orc_find", 8) ||
+			     !strncmp(name + 1, "__orc_find", 10))) {
+			f->unwinder = SW_UNWINDER_ORC;
+			snprintf(f->unwinder_why, sizeof(f->unwinder_why),
+				 "ORC lookup code (%.*s) in kallsyms",
+				 (int)strcspn(name + 1, "\n"), name + 1);
+			break;
+		}
+	}
+	fclose(k);
+	if (f->unwinder == SW_UNWINDER_UNKNOWN)
+		snprintf(f->unwinder_why, sizeof(f->unwinder_why),
+			 "no kernel config to tell (/proc/config.gz, /boot/config-%s)",
+			 f->release);
+}
+
+/* Clear what the emulated release did not have (the history in the notes). */
+static void mask_to(struct sw_features *f, __u32 v)
+{
+	if (v < SW_KVERSION(4, 2, 0))
+		f->helper_pid = f->helper_comm = f->helper_tail_call =
+			f->map_prog_array = false;
+	if (v < SW_KVERSION(4, 3, 0))
+		f->uprobes = f->map_perf_array = false;
+	if (v < SW_KVERSION(4, 4, 0))
+		f->helper_output = false;
+	if (v < SW_KVERSION(4, 6, 0))
+		f->map_stack_trace = f->helper_stackid = f->map_percpu = false;
+	if (v < SW_KVERSION(4, 7, 0))
+		f->prog_tracepoint = false;
+	if (v < SW_KVERSION(4, 17, 0))
+		f->pmu_kprobe = f->pmu_uprobe = false;
+	if (v < SW_KVERSION(4, 18, 0))
+		f->helper_get_stack = f->btf = false;
+	if (v < SW_KVERSION(4, 20, 0))
+		f->uprobe_ref_ctr = false;
+}
+
+int sw_features_probe(struct sw_features *f, __u32 legacy)
+{
+	struct rlimit inf = { RLIM_INFINITY, RLIM_INFINITY };
+	int err, v;
+
+	memset(f, 0, sizeof(*f));
+	err = sw_kernel_version(&f->version, f->release, sizeof(f->release));
+	if (err)
+		return err;
+	f->legacy = legacy;
+	/* pre-5.11 kernels charge BPF memory to RLIMIT_MEMLOCK */
+	f->memlock_ok = !setrlimit(RLIMIT_MEMLOCK, &inf) ||
+			f->version >= SW_KVERSION(5, 11, 0);
+
+	f->prog_kprobe = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, NULL) == 1;
+	f->bpf = f->prog_kprobe;
+	f->prog_tracepoint =
+		libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, NULL) == 1;
+	if (f->prog_kprobe) {
+		f->helper_pid = probe_helper(BPF_FUNC_get_current_pid_tgid);
+		f->helper_comm = probe_helper(BPF_FUNC_get_current_comm);
+		f->helper_tail_call = probe_helper(BPF_FUNC_tail_call);
+		f->helper_output = probe_helper(BPF_FUNC_perf_event_output);
+		f->helper_stackid = probe_helper(BPF_FUNC_get_stackid);
+		f->helper_get_stack = probe_helper(BPF_FUNC_get_stack);
+	}
+	f->map_stack_trace = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_STACK_TRACE, NULL) == 1;
+	f->map_percpu = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERCPU_ARRAY, NULL) == 1;
+	f->map_perf_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERF_EVENT_ARRAY, NULL) == 1;
+	f->map_prog_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PROG_ARRAY, NULL) == 1;
+
+	if (!read_int("/sys/bus/event_source/devices/kprobe/type", &v)) {
+		f->pmu_kprobe = true;
+		f->kprobe_pmu_type = v;
+	}
+	if (!read_int("/sys/bus/event_source/devices/uprobe/type", &v)) {
+		f->pmu_uprobe = true;
+		f->uprobe_pmu_type = v;
+		f->uprobe_ref_ctr_shift = pmu_field_shift("uprobe", "ref_ctr_offset");
+		f->uprobe_ref_ctr = f->uprobe_ref_ctr_shift > 0;
+	}
+	if (!sw_tracefs_find(f->tracefs, sizeof(f->tracefs), legacy != 0)) {
+		f->kprobes = sw_tracefs_has(f->tracefs, "kprobe_events");
+		f->uprobes = sw_tracefs_has(f->tracefs, "uprobe_events");
+	} else {
+		f->tracefs[0] = 0;
+	}
+	f->kprobes |= f->pmu_kprobe;
+	f->uprobes |= f->pmu_uprobe;
+
+	f->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	f->jit = !read_int("/proc/sys/net/core/bpf_jit_enable", &v) && v > 0;
+	read_config(f);
+	if (f->unwinder == SW_UNWINDER_UNKNOWN)
+		scan_kallsyms(f);
+	if (legacy)
+		mask_to(f, legacy);
+	return 0;
+}
+
+const char *sw_walker_name(enum sw_walker w)
+{
+	static const char *const names[] = {
+		[SW_WALKER_AUTO] = "auto",
+		[SW_WALKER_FP] = "fp",
+		[SW_WALKER_STACKMAP] = "stackmap",
+		[SW_WALKER_GETSTACK] = "getstack",
+	};
+	return names[w];
+}
+
+int sw_walker_parse(const char *s, enum sw_walker *w)
+{
+	for (int i = SW_WALKER_AUTO; i <= SW_WALKER_GETSTACK; i++) {
+		if (!strcmp(s, sw_walker_name(i))) {
+			*w = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *sw_features_refuse(const struct sw_features *f, enum sw_walker w)
+{
+	if (!f->bpf)
+		return "this kernel refuses BPF programs (CONFIG_BPF_EVENTS, or run as root)";
+	switch (w) {
+	case SW_WALKER_GETSTACK:
+		if (f->legacy)
+			return "forced legacy mode runs the fp walker only";
+		if (!f->helper_get_stack || !f->map_percpu)
+			return "this kernel has no bpf_get_stack (4.18+)";
+		return NULL;
+	case SW_WALKER_STACKMAP:
+		if (f->legacy)
+			return "forced legacy mode runs the fp walker only";
+		if (!f->helper_stackid || !f->map_stack_trace)
+			return "this kernel has no BPF_STACK_TRACE map (4.6+)";
+		return NULL;
+	default:
+		return NULL;
+	}
+}
+
+enum sw_walker sw_features_pick(const struct sw_features *f, const char **why)
+{
+	if (f->legacy) {
+		*why = "forced legacy mode";
+		return SW_WALKER_FP;
+	}
+	if (!sw_features_refuse(f, SW_WALKER_GETSTACK)) {
+		*why = "bpf_get_stack is available (4.18+): exact raw-frame keys";
+		return SW_WALKER_GETSTACK;
+	}
+	if (!sw_features_refuse(f, SW_WALKER_STACKMAP)) {
+		*why = "BPF_STACK_TRACE is available (4.6+), bpf_get_stack is not";
+		return SW_WALKER_STACKMAP;
+	}
+	*why = "no kernel stack helpers (before 4.6): walk frame pointers";
+	return SW_WALKER_FP;
+}
+
+static const char *yes(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+void sw_features_print(const struct sw_features *f, FILE *out)
+{
+	static const char *const unw[] = { "unknown", "frame pointers", "ORC",
+					   "guess" };
+	const char *why;
+	enum sw_walker w = sw_features_pick(f, &why);
+
+	fprintf(out, "%-34s %s (version code %u.%u.%u)\n", "kernel", f->release,
+		f->version >> 16, (f->version >> 8) & 0xff, f->version & 0xff);
+	if (f->legacy)
+		fprintf(out, "%-34s %u.%u (features newer than it masked off)\n",
+			"forced legacy mode", f->legacy >> 16,
+			(f->legacy >> 8) & 0xff);
+	fprintf(out, "%-34s %s\n", "BPF programs on kprobes/uprobes", yes(f->prog_kprobe));
+	fprintf(out, "%-34s %s\n", "BPF programs on tracepoints (4.7)", yes(f->prog_tracepoint));
+	fprintf(out, "%-34s %s\n", "get_current_pid_tgid/comm (4.2)", yes(f->helper_pid && f->helper_comm));
+	fprintf(out, "%-34s %s\n", "tail calls (4.2)", yes(f->helper_tail_call && f->map_prog_array));
+	fprintf(out, "%-34s %s\n", "perf_event_output (4.4)", yes(f->helper_output && f->map_perf_array));
+	fprintf(out, "%-34s %s\n", "STACK_TRACE map, get_stackid (4.6)", yes(f->helper_stackid && f->map_stack_trace));
+	fprintf(out, "%-34s %s\n", "per-CPU maps (4.6)", yes(f->map_percpu));
+	fprintf(out, "%-34s %s\n", "get_stack (4.18)", yes(f->helper_get_stack));
+	fprintf(out, "%-34s %s\n", "kprobes", yes(f->kprobes));
+	fprintf(out, "%-34s %s\n", "uprobes (4.3)", yes(f->uprobes));
+	fprintf(out, "%-34s %s\n", "kprobe/uprobe PMUs (4.17)", yes(f->pmu_kprobe && f->pmu_uprobe));
+	fprintf(out, "%-34s %s\n", "USDT semaphores by kernel (4.20)", yes(f->uprobe_ref_ctr));
+	fprintf(out, "%-34s %s\n", "tracefs", f->tracefs[0] ? f->tracefs : "not found");
+	fprintf(out, "%-34s %s (%s)\n", "kernel unwinder", unw[f->unwinder], f->unwinder_why);
+	fprintf(out, "%-34s %s\n", "BTF", yes(f->btf));
+	fprintf(out, "%-34s %s\n", "BPF JIT", yes(f->jit));
+	fprintf(out, "%-34s %s\n", "RLIMIT_MEMLOCK raised or unneeded", yes(f->memlock_ok));
+	fprintf(out, "%-34s %u bytes, %u padding\n", "kernel stack (THREAD_SIZE)",
+		f->thread_size, f->stack_padding);
+	fprintf(out, "%-34s %s: %s\n", "walker", sw_walker_name(w), why);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the running kernel offers, probed once at start; the walker and the
+ * attach method follow from it.  A forced legacy mode masks the table down
+ * to what an old release had, so the old code paths run on any kernel.
+ */
+#ifndef SW_FEATURES_H
+#define SW_FEATURES_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <limits.h>
+#include <linux/types.h>
+
+#define SW_KVERSION(a, b, c) (((a) << 16) + ((b) << 8) + ((c) > 255 ? 255 : (c)))
+
+enum sw_walker {
+	SW_WALKER_AUTO,
+	SW_WALKER_FP,
+	SW_WALKER_STACKMAP,
+	SW_WALKER_GETSTACK,
+};
+
+enum sw_unwinder {
+	SW_UNWINDER_UNKNOWN,
+	SW_UNWINDER_FP,		/* frame pointers: RBP walks work */
+	SW_UNWINDER_ORC,	/* no frame pointers */
+	SW_UNWINDER_GUESS,	/* neither: the kernel guesses from the stack */
+};
+
+struct sw_features {
+	__u32 version;		/* LINUX_VERSION_CODE, as kprobe loads need it */
+	char release[65];
+	__u32 legacy;		/* emulated release (0: none) */
+
+	bool bpf;		/* bpf() works at all */
+	bool prog_kprobe, prog_tracepoint;
+	bool helper_pid, helper_comm, helper_tail_call, helper_output;
+	bool helper_stackid, helper_get_stack;
+	bool map_stack_trace, map_percpu, map_perf_array, map_prog_array;
+
+	bool kprobes, uprobes;	/* the kernel has these probe kinds */
+	bool pmu_kprobe, pmu_uprobe; /* attachable without tracefs (4.17) */
+	bool uprobe_ref_ctr;	/* the kernel bumps USDT semaphores (4.20) */
+	int kprobe_pmu_type, uprobe_pmu_type;
+	int uprobe_ref_ctr_shift;
+
+	enum sw_unwinder unwinder;
+	char unwinder_why[160];
+	bool btf, jit;
+	bool memlock_ok;	/* RLIMIT_MEMLOCK raised (or not needed) */
+	__u32 thread_size, stack_padding;
+	char tracefs[PATH_MAX];	/* "" until sw_tracefs() mounts or finds it */
+};
+
+int sw_features_probe(struct sw_features *f, __u32 legacy);
+enum sw_walker sw_features_pick(const struct sw_features *f, const char **why);
+/* Why walker w cannot run here, or NULL. */
+const char *sw_features_refuse(const struct sw_features *f, enum sw_walker w);
+void sw_features_print(const struct sw_features *f, FILE *out);
+const char *sw_walker_name(enum sw_walker w);
+int sw_walker_parse(const char *s, enum sw_walker *w);
+int sw_version_parse(const char *s, __u32 *code);
+
+/* LINUX_VERSION_CODE of the running kernel, seeing through distro labels. */
+int sw_kernel_version(__u32 *code, char *release, size_t len);
+
+#endif

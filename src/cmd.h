@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stackcount PATTERN -- COMMAND: start COMMAND held at the door, so that
+ * tracing is in place before its first instruction, then let it exec.
+ */
+#ifndef SW_CMD_H
+#define SW_CMD_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+struct sw_cmd {
+	pid_t pid;
+	int go;		/* write end: closing it lets the child exec */
+	int status;	/* read end: the exec's errno, or EOF when it worked */
+};
+
+/* Fork; the child restores sigmask, waits for sw_cmd_go, then execs argv. */
+int sw_cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask);
+/* Let it run; -errno of a failed exec (the child has then exited). */
+int sw_cmd_go(struct sw_cmd *c);
+/* Exit status as a shell reports it (128+N for signal N). */
+int sw_cmd_exit_code(int wstatus);
+
+#endif

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+#include "elf_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct entry {
+	struct elf_sym sym;
+	int rank;	/* alias preference: lower wins */
+};
+
+struct range {
+	uint64_t start, end;
+	size_t sym;
+};
+
+struct load {
+	uint64_t vaddr, offset, filesz;
+	bool exec;
+};
+
+struct elf_file {
+	Elf *elf;
+	int type;
+	const char *image;	/* the whole file, mapped or read by libelf */
+	size_t image_size;
+	struct entry *syms;
+	size_t nr_syms;
+	/*
+	 * Symbols may nest or overlap, so sym_at searches a flattened copy:
+	 * disjoint ranges, each naming the innermost symbol over it.
+	 */
+	struct range *ranges;
+	size_t nr_ranges;
+	struct load *loads;
+	size_t nr_loads;
+	const uint8_t *build_id;
+	size_t build_id_size;
+};
+
+static uint64_t sym_end(const struct elf_sym *s)
+{
+	return s->addr + (s->size ? s->size : 1);
+}
+
+/*
+ * Of several names at one address, show what a programmer would call the
+ * function: a global over a weak or local one, "malloc" over "__libc_malloc".
+ */
+static int alias_rank(unsigned char bind, const char *name)
+{
+	int underscores = 0;
+
+	while (name[underscores] == '_')
+		underscores++;
+	return (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2) * 64 +
+	       (underscores < 63 ? underscores : 63);
+}
+
+static int cmp_addr_name(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c;
+
+	if (x->sym.addr != y->sym.addr)
+		return x->sym.addr < y->sym.addr ? -1 : 1;
+	c = strcmp(x->sym.name, y->sym.name);
+	if (c)
+		return c;
+	return x->sym.size > y->sym.size ? -1 : x->sym.size < y->sym.size;
+}
+
+static int cmp_addr_pref(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	size_t lx, ly;
+
+	if (x->sym.addr != y->sym.addr)
+		return x->sym.addr < y->sym.addr ? -1 : 1;
+	/* a size says more than none */
+	if (!x->sym.size != !y->sym.size)
+		return x->sym.size ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	lx = strlen(x->sym.name);
+	ly = strlen(y->sym.name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->sym.name, y->sym.name);
+}
+
+static bool wanted(Elf *elf, const GElf_Sym *s)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+
+	if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE)
+		return false;
+	switch (GELF_ST_TYPE(s->st_info)) {
+	case STT_FUNC:
+	case STT_GNU_IFUNC:
+		return true;
+	case STT_NOTYPE:
+		/* hand-written assembly often leaves out .type */
+		if (!s->st_size)
+			return false;
+		scn = elf_getscn(elf, s->st_shndx);
+		return scn && gelf_getshdr(scn, &shdr) &&
+		       (shdr.sh_flags & SHF_EXECINSTR);
+	default:
+		return false;
+	}
+}
+
+static int add_table(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh,
+		     size_t *cap)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n;
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	for (i = 1; i < n; i++) {
+		GElf_Sym s;
+		const char *name;
+		struct entry *e;
+
+		if (!gelf_getsym(data, i, &s) || !wanted(ef->elf, &s))
+			continue;
+		name = elf_strptr(ef->elf, sh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		if (ef->nr_syms == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 256;
+			void *p = realloc(ef->syms, ncap * sizeof(*ef->syms));
+
+			if (!p)
+				return -ENOMEM;
+			ef->syms = p;
+			*cap = ncap;
+		}
+		e = &ef->syms[ef->nr_syms++];
+		e->sym.addr = s.st_value;
+		e->sym.size = s.st_size;
+		e->sym.name = name;
+		e->rank = alias_rank(GELF_ST_BIND(s.st_info), name);
+	}
+	return 0;
+}
+
+static void emit(struct elf_file *ef, uint64_t start, uint64_t end, size_t sym)
+{
+	struct range *last = ef->nr_ranges ? &ef->ranges[ef->nr_ranges - 1] :
+			     NULL;
+
+	if (start >= end)
+		return;
+	if (last && last->sym == sym && last->end == start) {
+		last->end = end;
+		return;
+	}
+	ef->ranges[ef->nr_ranges++] = (struct range){ start, end, sym };
+}
+
+/*
+ * Paint [pos, to) with whatever is on top of the stack of open symbols,
+ * closing those that end on the way.
+ */
+static uint64_t paint(struct elf_file *ef, size_t *stack, size_t *depth,
+		      uint64_t pos, uint64_t to)
+{
+	while (*depth && pos < to) {
+		size_t top = stack[*depth - 1];
+		uint64_t end = sym_end(&ef->syms[top].sym);
+
+		if (end > pos) {
+			uint64_t stop = end < to ? end : to;
+
+			emit(ef, pos, stop, top);
+			pos = stop;
+		}
+		if (end <= pos)
+			(*depth)--;
+	}
+	return pos;
+}
+
+/*
+ * A sweep in address order: an open symbol stays below the ones that start
+ * inside it; of aliases at one address the preferred one goes on top.
+ */
+static int flatten(struct elf_file *ef)
+{
+	size_t n = ef->nr_syms, depth = 0, i, j, *stack;
+	uint64_t pos = 0;
+
+	stack = malloc(n * sizeof(*stack));
+	/* each symbol opens at most one range and uncovers at most one */
+	ef->ranges = malloc(2 * n * sizeof(*ef->ranges));
+	if (!stack || !ef->ranges) {
+		free(stack);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i = j) {
+		uint64_t addr = ef->syms[i].sym.addr;
+
+		pos = paint(ef, stack, &depth, pos, addr);
+		pos = addr;
+		for (j = i; j < n && ef->syms[j].sym.addr == addr; j++)
+			;
+		for (size_t k = j; k-- > i;)
+			stack[depth++] = k;
+	}
+	paint(ef, stack, &depth, pos, UINT64_MAX);
+	free(stack);
+	return 0;
+}
+
+/* .symtab and .dynsym overlap; one entry per (address, name) remains. */
+static int load_syms(struct elf_file *ef)
+{
+	Elf_Scn *scn = NULL;
+	size_t cap = 0, i, n = 0;
+	int err;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		err = add_table(ef, scn, &sh, &cap);
+		if (err)
+			return err;
+	}
+	if (!ef->nr_syms)
+		return 0;
+
+	qsort(ef->syms, ef->nr_syms, sizeof(*ef->syms), cmp_addr_name);
+	for (i = 0; i < ef->nr_syms; i++) {
+		struct entry *e = &ef->syms[i];
+
+		if (n && e->sym.addr == ef->syms[n - 1].sym.addr &&
+		    !strcmp(e->sym.name, ef->syms[n - 1].sym.name)) {
+			if (e->rank < ef->syms[n - 1].rank)
+				ef->syms[n - 1].rank = e->rank;
+			continue;
+		}
+		ef->syms[n++] = *e;
+	}
+	ef->nr_syms = n;
+	qsort(ef->syms, n, sizeof(*ef->syms), cmp_addr_pref);
+
+	return flatten(ef);
+}
+
+static void scan_notes(struct elf_file *ef, Elf_Data *data)
+{
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off))) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp((char *)data->d_buf + name_off, "GNU", 4) &&
+		    nh.n_descsz) {
+			ef->build_id = (uint8_t *)data->d_buf + desc_off;
+			ef->build_id_size = nh.n_descsz;
+			return;
+		}
+	}
+}
+
+static int load_phdrs(struct elf_file *ef)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(ef->elf, &n))
+		return -EINVAL;
+	ef->loads = calloc(n ? n : 1, sizeof(*ef->loads));
+	if (!ef->loads)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(ef->elf, i, &ph))
+			continue;
+		if (ph.p_type == PT_LOAD) {
+			struct load *l = &ef->loads[ef->nr_loads++];
+
+			l->vaddr = ph.p_vaddr;
+			l->offset = ph.p_offset;
+			l->filesz = ph.p_filesz;
+			l->exec = ph.p_flags & PF_X;
+		} else if (ph.p_type == PT_NOTE && !ef->build_id) {
+			/* notes keep their alignment in the segment too */
+			Elf_Data *d = elf_getdata_rawchunk(ef->elf, ph.p_offset,
+					ph.p_filesz, ph.p_align == 8 ?
+					ELF_T_NHDR8 : ELF_T_NHDR);
+			if (d)
+				scan_notes(ef, d);
+		}
+	}
+	return 0;
+}
+
+/* A stripped-down file may keep its note sections but lose PT_NOTE. */
+static void find_build_id_in_sections(struct elf_file *ef)
+{
+	Elf_Scn *scn = NULL;
+
+	while (!ef->build_id && (scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d)
+			scan_notes(ef, d);
+	}
+}
+
+int elf_file__new(struct elf_file **out, const char *path)
+{
+	struct elf_file *ef;
+	GElf_Ehdr eh;
+	int fd, err;
+
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ef = calloc(1, sizeof(*ef));
+	if (!ef) {
+		close(fd);
+		return -ENOMEM;
+	}
+	ef->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/*
+	 * Pull everything in (a no-op when mapped) and let go of the fd, so a
+	 * tool that meets hundreds of libraries does not run out of fds.
+	 * FDREAD may already have detached it, making FDDONE fail: harmless.
+	 */
+	err = -ENOEXEC;
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF ||
+	    elf_cntl(ef->elf, ELF_C_FDREAD))
+		goto fail;
+	elf_cntl(ef->elf, ELF_C_FDDONE);
+	close(fd);
+	fd = -1;
+	if (!gelf_getehdr(ef->elf, &eh))
+		goto fail;
+	ef->type = eh.e_type;
+	ef->image = elf_rawfile(ef->elf, &ef->image_size);
+	if (!ef->image)
+		goto fail;
+
+	err = load_phdrs(ef);
+	if (!err)
+		err = load_syms(ef);
+	if (err)
+		goto fail;
+	find_build_id_in_sections(ef);
+	*out = ef;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	elf_file__free(ef);
+	return err;
+}
+
+void elf_file__free(struct elf_file *ef)
+{
+	if (!ef)
+		return;
+	if (ef->elf)
+		elf_end(ef->elf);
+	free(ef->syms);
+	free(ef->ranges);
+	free(ef->loads);
+	free(ef);
+}
+
+int elf_file__type(const struct elf_file *ef)
+{
+	return ef->type;
+}
+
+size_t elf_file__build_id(const struct elf_file *ef, const uint8_t **id)
+{
+	*id = ef->build_id;
+	return ef->build_id_size;
+}
+
+const struct elf_sym *elf_file__sym_at(const struct elf_file *ef,
+				       uint64_t vaddr)
+{
+	size_t lo = 0, hi = ef->nr_ranges;
+
+	/* hi: the first range starting above vaddr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ef->ranges[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!hi || vaddr >= ef->ranges[hi - 1].end)
+		return NULL;
+	return &ef->syms[ef->ranges[hi - 1].sym].sym;
+}
+
+const struct elf_sym *elf_file__sym_by_name(const struct elf_file *ef,
+					    const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ef->nr_syms; i++)
+		if (!strcmp(ef->syms[i].sym.name, name))
+			return &ef->syms[i].sym;
+	return NULL;
+}
+
+int elf_file__find_syms(const struct elf_file *ef, elf_sym_cb cb, void *ctx)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < ef->nr_syms; i++) {
+		ret = cb(&ef->syms[i].sym, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int elf_file__vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr,
+			      uint64_t *offset)
+{
+	size_t i;
+
+	for (i = 0; i < ef->nr_loads; i++) {
+		const struct load *l = &ef->loads[i];
+
+		if (vaddr >= l->vaddr && vaddr - l->vaddr < l->filesz) {
+			*offset = vaddr - l->vaddr + l->offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
+			      uint64_t *vaddr)
+{
+	int pass;
+	size_t i;
+
+	/*
+	 * Code is what gets translated this way; should segments share file
+	 * bytes (as with old page-overlapping layouts), the executable wins.
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < ef->nr_loads; i++) {
+			const struct load *l = &ef->loads[i];
+
+			if (l->exec != !pass)
+				continue;
+			if (offset >= l->offset && offset - l->offset < l->filesz) {
+				*vaddr = offset - l->offset + l->vaddr;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+ssize_t elf_file__read(const struct elf_file *ef, uint64_t offset, void *buf,
+		       size_t len)
+{
+	if (offset >= ef->image_size)
+		return offset == ef->image_size ? 0 : -ERANGE;
+	if (len > ef->image_size - offset)
+		len = ef->image_size - offset;
+	memcpy(buf, ef->image + offset, len);
+	return len;
+}
+
+struct Elf *elf_file__elf(const struct elf_file *ef)
+{
+	return ef->elf;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * One ELF file, opened once: its function symbols, its PT_LOAD address
+ * translation and its identity (type, build-id).  Addresses called "vaddr"
+ * are ELF virtual addresses (st_value, p_vaddr); "offset" means file offset,
+ * which is what uprobes attach by and what /proc/PID/maps reports.
+ */
+#ifndef ELF_FILE_H
+#define ELF_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct Elf;	/* libelf's handle, for sibling modules such as usdt.c */
+struct elf_file;
+
+struct elf_sym {
+	uint64_t addr;		/* st_value */
+	uint64_t size;		/* 0: matches only addr itself */
+	const char *name;	/* owned by the elf_file */
+};
+
+/* Open path; *out is NULL on error.  Returns 0 or a negative errno. */
+int elf_file__new(struct elf_file **out, const char *path);
+void elf_file__free(struct elf_file *ef);
+
+/* ET_EXEC, ET_DYN, ... (e_type). */
+int elf_file__type(const struct elf_file *ef);
+
+/*
+ * The NT_GNU_BUILD_ID bytes: returns their number and points *id at them
+ * (owned by ef), or 0 when the file has none.
+ */
+size_t elf_file__build_id(const struct elf_file *ef, const uint8_t **id);
+
+/*
+ * The symbol whose [addr, addr + size) holds vaddr, or NULL: never the
+ * nearest symbol below.  Of aliases, the global, least decorated name wins.
+ */
+const struct elf_sym *elf_file__sym_at(const struct elf_file *ef,
+				       uint64_t vaddr);
+
+/* The preferred symbol named exactly name, or NULL (a linear search). */
+const struct elf_sym *elf_file__sym_by_name(const struct elf_file *ef,
+					    const char *name);
+
+/*
+ * Calls cb for every symbol (aliases included) in address order; a non-zero
+ * return from cb stops the walk and is returned.  Returns 0 otherwise.
+ */
+typedef int (*elf_sym_cb)(const struct elf_sym *sym, void *ctx);
+int elf_file__find_syms(const struct elf_file *ef, elf_sym_cb cb, void *ctx);
+
+/* Through the PT_LOAD headers; -ENOENT when no segment holds the address. */
+int elf_file__vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr,
+			      uint64_t *offset);
+int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
+			      uint64_t *vaddr);
+
+/* Copies up to len bytes at offset; returns the count or a negative errno. */
+ssize_t elf_file__read(const struct elf_file *ef, uint64_t offset, void *buf,
+		       size_t len);
+
+/* The libelf handle, valid as long as ef; for parsers of other sections. */
+struct Elf *elf_file__elf(const struct elf_file *ef);
+
+#endif /* ELF_FILE_H */

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * Kernel text symbols from /proc/kallsyms.  kallsyms gives no sizes, so a
+ * symbol reaches up to the next one, with these bounds:
+ *  - core text before _etext stops at _etext, and init text before
+ *    _einittext at _einittext;
+ *  - the last symbol of a module (pseudo-modules such as "[bpf]" for BPF
+ *    programs and trampolines included) reaches at most KSYMS_TAIL_MAX
+ *    bytes, and so does any core symbol outside those two ranges: past it
+ *    lies memory kallsyms says nothing about, and "unknown" beats a wrong
+ *    name.  Inside a module a symbol reaches the module's next symbol.
+ *  - the _etext and _einittext markers hold no address at all.
+ */
+#ifndef KSYMS_H
+#define KSYMS_H
+
+#include <stdint.h>
+
+#define KSYMS_TAIL_MAX 4096
+
+struct ksyms;
+
+struct ksym {
+	uint64_t addr;
+	uint64_t end;		/* exclusive; see above */
+	const char *name;
+	const char *module;	/* NULL for the core kernel */
+};
+
+/*
+ * Load path, or /proc/kallsyms when NULL.  -EPERM when every address reads
+ * as zero (kptr_restrict hides them from this user).
+ */
+int ksyms__new(struct ksyms **out, const char *path);
+void ksyms__free(struct ksyms *ks);
+
+/* The symbol whose [addr, end) holds addr, or NULL. */
+const struct ksym *ksyms__find(const struct ksyms *ks, uint64_t addr);
+
+/* A symbol named exactly name (core kernel first), or NULL. */
+const struct ksym *ksyms__get(const struct ksyms *ks, const char *name);
+
+#endif /* KSYMS_H */

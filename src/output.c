@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "output.h"
+
+/* A growable string. */
+struct buf {
+	char *s;
+	size_t len, cap;
+};
+
+static int put(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int put(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return -EINVAL;
+		if (b->len + n < b->cap)
+			break;
+		size_t cap = (b->cap + n + 1) * 2;
+		char *s = realloc(b->s, cap);
+
+		if (!s)
+			return -ENOMEM;
+		b->s = s;
+		b->cap = cap;
+	}
+	b->len += n;
+	return 0;
+}
+
+const char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
+			  __u64 addr, bool is_return, bool offset,
+			  bool verbose, char *out, size_t len)
+{
+	struct sym_result r = {};
+	size_t n;
+	int err;
+
+	err = kernel ? symbolizer__kernel(sym, addr, is_return, &r)
+		     : symbolizer__user(sym, tgid, addr, is_return, &r);
+	if (err || !r.name) {
+		if (verbose && r.module)
+			snprintf(out, len, "[unknown] (%s+0x%llx)", r.module,
+				 (unsigned long long)r.module_offset);
+		else
+			snprintf(out, len, "[unknown]");
+		return out;
+	}
+	n = snprintf(out, len, "%s", r.name);
+	if (offset && n < len)
+		n += snprintf(out + n, len - n, "+0x%llx",
+			      (unsigned long long)r.offset);
+	if (kernel && r.module && n < len)
+		snprintf(out + n, len - n, " [%s]", r.module);
+	return out;
+}
+
+/*
+ * The tracing machinery's own frames sit above the traced call site when
+ * the fp walker starts from its own frame at a tracepoint; the kernel's
+ * unwinders start at the call site (perf_fetch_caller_regs).  Drop through
+ * the event's perf handler.
+ */
+static size_t tracepoint_skip(struct symbolizer *sym, const struct sw_stack *st)
+{
+	for (size_t i = 0; i < st->nk; i++) {
+		struct sym_result r = {};
+
+		if (symbolizer__kernel(sym, st->kip[i], true, &r) || !r.name)
+			continue;
+		if (!strncmp(r.name, "perf_trace_", 11) ||
+		    !strcmp(r.name, "perf_syscall_enter") ||
+		    !strcmp(r.name, "perf_syscall_exit"))
+			return i + 1;
+	}
+	return 0;
+}
+
+struct rendered {
+	char *text;
+	__u64 count;
+};
+
+static int render(struct buf *b, const struct sw_stack *st,
+		  struct symbolizer *sym, const struct sw_format *fmt)
+{
+	size_t k0 = fmt->trim_tracepoint ? tracepoint_skip(sym, st) : 0;
+	char name[1024];
+	int err = 0;
+
+	b->len = 0;
+	if (b->s)
+		b->s[0] = 0;
+	if (fmt->folded) {
+		const char *sep = "";
+
+		if (fmt->folded_comm) {
+			err |= put(b, "%.*s", SW_COMM_LEN, st->comm);
+			sep = ";";
+		}
+		for (size_t i = st->nu; fmt->user && i-- > 0; sep = ";")
+			err |= put(b, "%s%s", sep, sw_frame_name(sym, false,
+				   st->tgid, st->uip[i], i > 0, false, false,
+				   name, sizeof(name)));
+		if (fmt->delimiter) {
+			err |= put(b, "%s-", sep);
+			sep = ";";
+		}
+		for (size_t i = st->nk; fmt->kernel && i-- > k0; sep = ";")
+			err |= put(b, "%s%s", sep, sw_frame_name(sym, true, 0,
+				   st->kip[i], i > 0, false, false, name,
+				   sizeof(name)));
+		return err;
+	}
+	for (size_t i = k0; fmt->kernel && i < st->nk; i++) {
+		if (fmt->verbose)
+			err |= put(b, "  %-16llx ", (unsigned long long)st->kip[i]);
+		else
+			err |= put(b, "  ");
+		err |= put(b, "%s\n", sw_frame_name(sym, true, 0, st->kip[i],
+			   i > 0, fmt->offset, fmt->verbose, name, sizeof(name)));
+	}
+	if (fmt->delimiter)
+		err |= put(b, "    --\n");
+	for (size_t i = 0; fmt->user && i < st->nu; i++) {
+		if (fmt->verbose)
+			err |= put(b, "  %-16llx ", (unsigned long long)st->uip[i]);
+		else
+			err |= put(b, "  ");
+		err |= put(b, "%s\n", sw_frame_name(sym, false, st->tgid,
+			   st->uip[i], i > 0, fmt->offset, fmt->verbose, name,
+			   sizeof(name)));
+	}
+	if (fmt->comm)
+		err |= put(b, "    %.*s [%u]\n", SW_COMM_LEN, st->comm, st->tgid);
+	return err;
+}
+
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(((const struct rendered *)a)->text,
+		      ((const struct rendered *)b)->text);
+}
+
+/* Least frequent first, as bcc prints; ties in a stable, readable order. */
+static int by_count(const void *a, const void *b)
+{
+	const struct rendered *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? -1 : 1;
+	return strcmp(x->text, y->text);
+}
+
+int sw_print_stacks(FILE *out, const struct sw_stacks *s,
+		    struct symbolizer *sym, const struct sw_format *fmt)
+{
+	struct rendered *r = calloc(s->n ? s->n : 1, sizeof(*r));
+	struct buf b = {};
+	size_t n = 0, m = 0;
+	int err = 0;
+
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n && !err; i++) {
+		if (!s->v[i].count)
+			continue;
+		err = render(&b, &s->v[i], sym, fmt);
+		if (!err && !(r[n].text = strdup(b.s ? b.s : "")))
+			err = -ENOMEM;
+		if (!err)
+			r[n++].count = s->v[i].count;
+	}
+	qsort(r, n, sizeof(*r), by_text);
+	for (size_t i = 0; i < n; i++) {
+		if (m && !strcmp(r[m - 1].text, r[i].text)) {
+			r[m - 1].count += r[i].count;
+			free(r[i].text);
+			continue;
+		}
+		r[m++] = r[i];
+	}
+	qsort(r, m, sizeof(*r), by_count);
+	for (size_t i = 0; i < m; i++) {
+		if (!err) {
+			if (fmt->folded)
+				fprintf(out, "%s %llu\n", r[i].text,
+					(unsigned long long)r[i].count);
+			else
+				fprintf(out, "%s    %llu\n\n", r[i].text,
+					(unsigned long long)r[i].count);
+		}
+		free(r[i].text);
+	}
+	free(r);
+	free(b.s);
+	return err;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counted stacks as bcc's stackcount prints them: frames two spaces in,
+ * kernel then user, an optional "--" between, "comm [pid]", the count four
+ * spaces in, least frequent first; or one folded line per stack.  Stacks
+ * that print the same are one stack: user frames of different processes
+ * merge when their names do, as a reader would expect.
+ */
+#ifndef SW_OUTPUT_H
+#define SW_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "walker.h"
+#include "symbolize.h"
+
+struct sw_format {
+	bool kernel, user;	/* which halves are shown */
+	bool delimiter;		/* -d: "--" between them */
+	bool offset;		/* -s: func+0x1f */
+	bool verbose;		/* -v: raw addresses */
+	bool folded;		/* -f */
+	bool comm;		/* comm [pid] line (keyed by process, no -p) */
+	bool folded_comm;	/* comm first in folded lines */
+	bool trim_tracepoint;	/* fp walker at a tracepoint: drop tracing frames */
+};
+
+/* One frame's name as printed, into buf. */
+const char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
+			  __u64 addr, bool is_return, bool offset,
+			  bool verbose, char *buf, size_t len);
+int sw_print_stacks(FILE *out, const struct sw_stacks *s,
+		    struct symbolizer *sym, const struct sw_format *fmt);
+
+#endif

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: MIT
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "probe.h"
+#include "elf_file.h"
+#include "libpath.h"
+#include "usdt.h"
+
+static int fail(char *err, size_t len, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t len, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/*
+ * '*' wildcards become ".*" in an anchored regex, everything else is
+ * literal -- bcc's rule.  A regex (-r) must match from the start, as
+ * Python's re.match does.
+ */
+static int compile(const char *pat, bool regex, regex_t *re)
+{
+	size_t n = strlen(pat);
+	char *s = malloc(2 * n + 8), *o = s;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	if (regex) {
+		sprintf(s, "^(%s)", pat);
+	} else {
+		*o++ = '^';
+		for (const char *p = pat; *p; p++) {
+			if (*p == '*') {
+				*o++ = '.';
+				*o++ = '*';
+				continue;
+			}
+			if (strchr(".[]()+?{}|^$\\", *p))
+				*o++ = '\\';
+			*o++ = *p;
+		}
+		*o++ = '$';
+		*o = 0;
+	}
+	err = regcomp(re, s, REG_EXTENDED | REG_NOSUB);
+	free(s);
+	return err ? -EINVAL : 0;
+}
+
+static bool matches(const regex_t *re, const char *s)
+{
+	return regexec(re, s, 0, NULL, 0) == 0;
+}
+
+int sw_pattern_parse(const char *s, bool regex, struct sw_pattern *p,
+		     char *err, size_t errlen)
+{
+	char *parts[3] = {}, *copy = strdup(s), *c = copy;
+	const char *type = "p", *lib = "", *name;
+	size_t n = 0;
+	int e = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!copy)
+		return -ENOMEM;
+	while (n < 3) {
+		parts[n++] = c;
+		c = strchr(c, ':');
+		if (!c)
+			break;
+		*c++ = 0;
+	}
+	if (c) {
+		e = fail(err, errlen, -EINVAL, "too many ':'-separated parts in "
+			 "\"%s\"; use func, lib:func, p:lib:func, t:cat:event "
+			 "or u:lib:probe", s);
+		goto out;
+	}
+	if (n == 1) {
+		name = parts[0];
+	} else if (n == 2) {
+		lib = parts[0];
+		name = parts[1];
+	} else {
+		type = parts[0];
+		lib = parts[1];
+		name = parts[2];
+	}
+	p->regex = regex;
+	if (!strcmp(type, "p")) {
+		p->type = *lib ? SW_PAT_UPROBE : SW_PAT_KPROBE;
+	} else if (!strcmp(type, "t")) {
+		p->type = SW_PAT_TRACEPOINT;
+		p->category = strdup(lib);
+	} else if (!strcmp(type, "u")) {
+		p->type = SW_PAT_USDT;
+	} else {
+		e = fail(err, errlen, -EINVAL, "unknown probe type '%s' in \"%s\"; "
+			 "use p (function), t (tracepoint) or u (USDT)", type, s);
+		goto out;
+	}
+	if (!*name || (p->type == SW_PAT_TRACEPOINT && !*lib) ||
+	    (p->type == SW_PAT_USDT && !*lib)) {
+		e = fail(err, errlen, -EINVAL, "incomplete pattern \"%s\"; use "
+			 "func, lib:func, t:cat:event or u:lib:probe", s);
+		goto out;
+	}
+	p->lib = strdup(lib);
+	p->name = strdup(name);
+	if (!p->lib || !p->name || (p->type == SW_PAT_TRACEPOINT && !p->category)) {
+		e = -ENOMEM;
+		goto out;
+	}
+	if (compile(p->name, regex, &p->re) ||
+	    (p->category && compile(p->category, regex, &p->cat_re))) {
+		e = fail(err, errlen, -EINVAL, "\"%s\" is not a valid %s in \"%s\"",
+			 name, regex ? "regular expression" : "pattern", s);
+		goto out;
+	}
+out:
+	free(copy);
+	return e;
+}
+
+void sw_pattern_free(struct sw_pattern *p)
+{
+	if (p->name)
+		regfree(&p->re);
+	if (p->category)
+		regfree(&p->cat_re);
+	free(p->lib);
+	free(p->libpath);
+	free(p->name);
+	free(p->category);
+	memset(p, 0, sizeof(*p));
+}
+
+void sw_targets_free(struct sw_targets *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].name);
+		free((char *)t->v[i].spec.func);
+		free((char *)t->v[i].spec.path);
+		free((char *)t->v[i].spec.category);
+		free((char *)t->v[i].spec.event);
+	}
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+static struct sw_target *add(struct sw_targets *t, enum sw_role role,
+			     const char *name)
+{
+	struct sw_target *v = realloc(t->v, (t->n + 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	t->v = v;
+	v = &t->v[t->n++];
+	memset(v, 0, sizeof(*v));
+	v->role = role;
+	v->name = strdup(name);
+	return v->name ? v : NULL;
+}
+
+/* ---- kernel functions ---- */
+
+static int resolve_kprobes(const struct sw_pattern *p,
+			   const struct sw_features *f, struct sw_targets *t,
+			   char *err, size_t errlen)
+{
+	char path[PATH_MAX + 64], line[512];
+	FILE *in;
+
+	if (!f->kprobes)
+		return fail(err, errlen, -EOPNOTSUPP, "this kernel has no "
+			    "kprobes (CONFIG_KPROBES is not set), so kernel "
+			    "functions cannot be traced; trace a tracepoint "
+			    "instead, e.g. t:syscalls:sys_enter_*");
+	/* the functions ftrace (hence kprobes on ftrace) can patch */
+	snprintf(path, sizeof(path), "%s/available_filter_functions", f->tracefs);
+	in = fopen(path, "r");
+	if (!in)
+		in = fopen("/proc/kallsyms", "r");
+	if (!in)
+		return fail(err, errlen, -errno, "cannot list kernel functions: "
+			    "%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), in)) {
+		char *name = line, type = 't';
+		struct sw_target *tg;
+
+		line[strcspn(line, "\n")] = 0;
+		/* kallsyms: "addr type name [module]"; the other: "name [module]" */
+		if (sscanf(line, "%*x %c %*s", &type) == 1) {
+			name = strchr(strchr(line, ' ') + 1, ' ') + 1;
+			if (type != 't' && type != 'T')
+				continue;
+		}
+		name[strcspn(name, " \t")] = 0;
+		if (!matches(&p->re, name))
+			continue;
+		/* one name may be listed twice (static functions) */
+		if (t->n && !strcmp(t->v[t->n - 1].name, name))
+			continue;
+		tg = add(t, SW_ROLE_KPROBE, name);
+		if (!tg || !(tg->spec.func = strdup(name))) {
+			fclose(in);
+			return -ENOMEM;
+		}
+		tg->spec.kind = SW_PROBE_KPROBE;
+	}
+	fclose(in);
+	t->matched = t->n;
+	if (!t->n)
+		return fail(err, errlen, -ENOENT, "no kernel function matches "
+			    "\"%s\"; they are listed in %s", p->name, path);
+	return 0;
+}
+
+/* ---- tracepoints ---- */
+
+static int resolve_tracepoints(const struct sw_pattern *p,
+			       const struct sw_features *f,
+			       struct sw_targets *t, char *err, size_t errlen)
+{
+	char path[PATH_MAX + 512], id[PATH_MAX + 1024];
+	struct dirent *c, *e;
+	DIR *cats, *evs;
+
+	if (!f->prog_tracepoint)
+		return fail(err, errlen, -EOPNOTSUPP, "this kernel cannot run "
+			    "BPF on tracepoints (4.7+%s); trace a kernel "
+			    "function instead", f->legacy ? ", and forced "
+			    "legacy mode emulates an older one" : "");
+	snprintf(path, sizeof(path), "%s/events", f->tracefs);
+	cats = f->tracefs[0] ? opendir(path) : NULL;
+	if (!cats)
+		return fail(err, errlen, -ENOENT, "cannot list tracepoints: no "
+			    "tracefs; mount it: mount -t tracefs tracefs "
+			    "/sys/kernel/tracing");
+	while ((c = readdir(cats))) {
+		if (c->d_name[0] == '.' || !matches(&p->cat_re, c->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/events/%s", f->tracefs, c->d_name);
+		evs = opendir(path);
+		while (evs && (e = readdir(evs))) {
+			struct sw_target *tg;
+
+			snprintf(id, sizeof(id), "%s/%s/id", path, e->d_name);
+			if (e->d_name[0] == '.' || access(id, R_OK) ||
+			    !matches(&p->re, e->d_name))
+				continue;
+			snprintf(id, sizeof(id), "%s:%s", c->d_name, e->d_name);
+			tg = add(t, SW_ROLE_TRACEPOINT, id);
+			if (!tg || !(tg->spec.category = strdup(c->d_name)) ||
+			    !(tg->spec.event = strdup(e->d_name))) {
+				closedir(evs);
+				closedir(cats);
+				return -ENOMEM;
+			}
+			tg->spec.kind = SW_PROBE_TRACEPOINT;
+		}
+		if (evs)
+			closedir(evs);
+	}
+	closedir(cats);
+	t->matched = t->n;
+	if (!t->n)
+		return fail(err, errlen, -ENOENT, "no tracepoint matches "
+			    "\"%s:%s\"; they are listed in %s/available_events",
+			    p->category, p->name, f->tracefs);
+	return 0;
+}
+
+/* ---- user functions ---- */
+
+struct sym_match {
+	const struct sw_pattern *p;
+	const struct elf_file *ef;
+	struct sw_targets *t;
+};
+
+/* What a kernel's own entry heuristic keys on: push %rbp, or endbr64. */
+static bool starts_like_entry(const struct elf_file *ef, uint64_t off)
+{
+	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	unsigned char b[4];
+
+	if (elf_file__read(ef, off, b, sizeof(b)) != sizeof(b))
+		return false;
+	return b[0] == 0x55 || !memcmp(b, endbr64, sizeof(b));
+}
+
+static int match_sym(const struct elf_sym *s, void *ctx)
+{
+	struct sym_match *m = ctx;
+	struct sw_target *tg;
+	uint64_t off;
+
+	if (!matches(&m->p->re, s->name))
+		return 0;
+	if (elf_file__vaddr_to_offset(m->ef, s->addr, &off))
+		return 0;
+	/* aliases share an address: one probe */
+	for (size_t i = 0; i < m->t->n; i++)
+		if (m->t->v[i].spec.offset == off)
+			return 0;
+	tg = add(m->t, SW_ROLE_UENTRY, s->name);
+	if (!tg || !(tg->spec.path = strdup(m->p->libpath)))
+		return -ENOMEM;
+	tg->spec.kind = SW_PROBE_UPROBE;
+	tg->spec.offset = off;
+	tg->entry_heuristic = starts_like_entry(m->ef, off);
+	return 0;
+}
+
+static int open_lib(const struct sw_pattern *p, pid_t pid,
+		    struct elf_file **ef, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int e;
+
+	e = libpath__resolve(p->lib, pid, path, sizeof(path));
+	if (e)
+		return fail(err, errlen, -ENOENT, "cannot find library or "
+			    "executable \"%s\"; give its path, e.g. "
+			    "/usr/lib/x86_64-linux-gnu/lib%s.so", p->lib, p->lib);
+	((struct sw_pattern *)p)->libpath = strdup(path);
+	if (!p->libpath)
+		return -ENOMEM;
+	e = elf_file__new(ef, path);
+	if (e)
+		return fail(err, errlen, e, "cannot read %s as ELF: %s", path,
+			    strerror(-e));
+	return 0;
+}
+
+static int resolve_uprobes(const struct sw_pattern *p,
+			   const struct sw_features *f, pid_t pid,
+			   struct sw_targets *t, char *err, size_t errlen)
+{
+	struct sym_match m = { .p = p, .t = t };
+	struct elf_file *ef;
+	int e;
+
+	if (!f->uprobes)
+		return fail(err, errlen, -EOPNOTSUPP, "this kernel has no "
+			    "uprobes (4.3+, CONFIG_UPROBE_EVENTS), so user "
+			    "functions cannot be traced");
+	e = open_lib(p, pid, &ef, err, errlen);
+	if (e)
+		return e;
+	m.ef = ef;
+	e = elf_file__find_syms(ef, match_sym, &m);
+	elf_file__free(ef);
+	if (e)
+		return e;
+	t->matched = t->n;
+	if (!t->n)
+		return fail(err, errlen, -ENOENT, "no function matches \"%s\" in "
+			    "%s; list them with: nm -D --defined-only %s",
+			    p->name, p->libpath, p->libpath);
+	return 0;
+}
+
+/* ---- USDT ---- */
+
+static int resolve_usdt(const struct sw_pattern *p,
+			const struct sw_features *f, pid_t pid,
+			struct sw_targets *t, char *err, size_t errlen)
+{
+	struct usdt_probe *probes = NULL;
+	struct elf_file *ef;
+	size_t n = 0;
+	int e;
+
+	if (!f->uprobes)
+		return fail(err, errlen, -EOPNOTSUPP, "this kernel has no "
+			    "uprobes (4.3+), so USDT probes cannot be traced");
+	e = open_lib(p, pid, &ef, err, errlen);
+	if (e)
+		return e;
+	e = usdt__probes(ef, &probes, &n);
+	for (size_t i = 0; !e && i < n; i++) {
+		struct sw_target *tg;
+		bool seen = false;
+
+		if (!matches(&p->re, probes[i].name))
+			continue;
+		if (probes[i].sem_offset && !f->uprobe_ref_ctr) {
+			e = fail(err, errlen, -EOPNOTSUPP, "USDT probe %s:%s "
+				 "has a semaphore, which this kernel cannot set "
+				 "(4.20+ can); trace a build without semaphores",
+				 probes[i].provider, probes[i].name);
+			break;
+		}
+		for (size_t j = 0; j < t->n; j++)
+			seen |= !strcmp(t->v[j].name, probes[i].name);
+		tg = add(t, SW_ROLE_UINSIDE, probes[i].name);
+		if (!tg || !(tg->spec.path = strdup(p->libpath))) {
+			e = -ENOMEM;
+			break;
+		}
+		tg->spec.kind = SW_PROBE_UPROBE;
+		tg->spec.offset = probes[i].pc_offset;
+		tg->spec.ref_ctr_off = probes[i].sem_offset;
+		t->matched += !seen;
+	}
+	free(probes);
+	elf_file__free(ef);
+	if (e)
+		return e;
+	if (!t->n)
+		return fail(err, errlen, -ENOENT, "no USDT probe matches \"%s\" "
+			    "in %s; list them with: readelf -n %s", p->name,
+			    p->libpath, p->libpath);
+	return 0;
+}
+
+int sw_targets_resolve(const struct sw_pattern *p,
+		       const struct sw_features *f, pid_t pid,
+		       struct sw_targets *out, char *err, size_t errlen)
+{
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	switch (p->type) {
+	case SW_PAT_KPROBE:
+		e = resolve_kprobes(p, f, out, err, errlen);
+		break;
+	case SW_PAT_TRACEPOINT:
+		e = resolve_tracepoints(p, f, out, err, errlen);
+		break;
+	case SW_PAT_UPROBE:
+		e = resolve_uprobes(p, f, pid, out, err, errlen);
+		break;
+	default:
+		e = resolve_usdt(p, f, pid, out, err, errlen);
+		break;
+	}
+	if (e)
+		sw_targets_free(out);
+	return e;
+}

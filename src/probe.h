@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Probe patterns as bcc's stackcount takes them, and what they resolve to:
+ *
+ *   func, p::func        kernel function (kprobe)
+ *   lib:func, p:lib:func user function in a library or executable (uprobe)
+ *   t:cat:event          kernel tracepoint
+ *   u:lib:probe          USDT probe
+ *
+ * Names take '*' wildcards, or regular expressions with -r.
+ */
+#ifndef SW_PROBE_H
+#define SW_PROBE_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include "../compat/attach.h"
+
+enum sw_pattern_type {
+	SW_PAT_KPROBE,
+	SW_PAT_UPROBE,
+	SW_PAT_TRACEPOINT,
+	SW_PAT_USDT,
+};
+
+struct sw_pattern {
+	enum sw_pattern_type type;
+	char *lib;		/* as given */
+	char *libpath;		/* resolved */
+	char *name;		/* function, event, probe: glob or regex */
+	char *category;		/* tracepoint category glob */
+	bool regex;
+	regex_t re, cat_re;
+};
+
+/* Which program a target needs: where the event fires decides the walk. */
+enum sw_role {
+	SW_ROLE_KPROBE,		/* kernel function entry */
+	SW_ROLE_TRACEPOINT,
+	SW_ROLE_UENTRY,		/* user function entry: caller at *sp */
+	SW_ROLE_UINSIDE,	/* USDT: inside a function */
+};
+
+struct sw_target {
+	struct sw_probe_spec spec;
+	enum sw_role role;
+	char *name;
+	/*
+	 * The first instruction is push %rbp or endbr64: newer kernels'
+	 * unwinders then add the caller at a uprobe themselves.
+	 */
+	bool entry_heuristic;
+};
+
+struct sw_targets {
+	struct sw_target *v;
+	size_t n;
+	unsigned matched;	/* what "Tracing N functions" counts */
+};
+
+/* On error, err holds one line naming the problem and what to do. */
+int sw_pattern_parse(const char *s, bool regex, struct sw_pattern *p,
+		     char *err, size_t errlen);
+int sw_targets_resolve(const struct sw_pattern *p,
+		       const struct sw_features *f, pid_t pid,
+		       struct sw_targets *out, char *err, size_t errlen);
+void sw_pattern_free(struct sw_pattern *p);
+void sw_targets_free(struct sw_targets *t);
+
+#endif

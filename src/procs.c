@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+#include "procs.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct proc {
+	uint32_t pid;
+	uint32_t gen;
+	bool dead;
+	/* every mapping since its image began is known (exec, fork, /proc) */
+	bool complete;
+	bool tried;	/* /proc was read for it once already */
+	char comm[PROCS_COMM_LEN];
+	struct proc_map *maps;	/* in arrival order, so newest last */
+	size_t nr, cap;
+};
+
+/* Open-addressing tables; capacities are powers of two, at most half full. */
+struct procs {
+	struct proc **procs;
+	size_t procs_cap, nr_procs;
+	/* every process maps the same few paths: keep one copy of each */
+	char **paths;
+	size_t paths_cap, nr_paths;
+};
+
+static size_t hash_pid(uint32_t pid)
+{
+	return pid * 2654435761u;
+}
+
+static size_t hash_str(const char *s)
+{
+	size_t h = 14695981039346656037ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+int procs__new(struct procs **out)
+{
+	struct procs *p = calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (!p)
+		return -ENOMEM;
+	p->procs_cap = 64;
+	p->paths_cap = 64;
+	p->procs = calloc(p->procs_cap, sizeof(*p->procs));
+	p->paths = calloc(p->paths_cap, sizeof(*p->paths));
+	if (!p->procs || !p->paths) {
+		procs__free(p);
+		return -ENOMEM;
+	}
+	*out = p;
+	return 0;
+}
+
+void procs__free(struct procs *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; p->procs && i < p->procs_cap; i++) {
+		if (p->procs[i]) {
+			free(p->procs[i]->maps);
+			free(p->procs[i]);
+		}
+	}
+	for (i = 0; p->paths && i < p->paths_cap; i++)
+		free(p->paths[i]);
+	free(p->procs);
+	free(p->paths);
+	free(p);
+}
+
+static struct proc **proc_slot(struct proc **tab, size_t cap, uint32_t pid)
+{
+	size_t i = hash_pid(pid) & (cap - 1);
+
+	while (tab[i] && tab[i]->pid != pid)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static struct proc *proc_get(const struct procs *p, uint32_t pid)
+{
+	return *proc_slot(p->procs, p->procs_cap, pid);
+}
+
+static struct proc *proc_get_or_add(struct procs *p, uint32_t pid)
+{
+	struct proc **slot = proc_slot(p->procs, p->procs_cap, pid);
+
+	if (*slot)
+		return *slot;
+	if (2 * (p->nr_procs + 1) > p->procs_cap) {
+		size_t cap = p->procs_cap * 2, i;
+		struct proc **tab = calloc(cap, sizeof(*tab));
+
+		if (!tab)
+			return NULL;
+		for (i = 0; i < p->procs_cap; i++)
+			if (p->procs[i])
+				*proc_slot(tab, cap, p->procs[i]->pid) =
+					p->procs[i];
+		free(p->procs);
+		p->procs = tab;
+		p->procs_cap = cap;
+		slot = proc_slot(tab, cap, pid);
+	}
+	*slot = calloc(1, sizeof(**slot));
+	if (!*slot)
+		return NULL;
+	(*slot)->pid = pid;
+	p->nr_procs++;
+	return *slot;
+}
+
+static char **path_slot(char **tab, size_t cap, const char *s)
+{
+	size_t i = hash_str(s) & (cap - 1);
+
+	while (tab[i] && strcmp(tab[i], s))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static const char *intern(struct procs *p, const char *s)
+{
+	char **slot = path_slot(p->paths, p->paths_cap, s);
+
+	if (*slot)
+		return *slot;
+	if (2 * (p->nr_paths + 1) > p->paths_cap) {
+		size_t cap = p->paths_cap * 2, i;
+		char **tab = calloc(cap, sizeof(*tab));
+
+		if (!tab)
+			return NULL;
+		for (i = 0; i < p->paths_cap; i++)
+			if (p->paths[i])
+				*path_slot(tab, cap, p->paths[i]) = p->paths[i];
+		free(p->paths);
+		p->paths = tab;
+		p->paths_cap = cap;
+		slot = path_slot(tab, cap, s);
+	}
+	*slot = strdup(s);
+	if (!*slot)
+		return NULL;
+	p->nr_paths++;
+	return *slot;
+}
+
+static int add_map(struct procs *p, struct proc *pr, const struct proc_map *m)
+{
+	struct proc_map *dst;
+
+	if (pr->nr == pr->cap) {
+		size_t cap = pr->cap ? pr->cap * 2 : 32;
+		void *v = realloc(pr->maps, cap * sizeof(*pr->maps));
+
+		if (!v)
+			return -ENOMEM;
+		pr->maps = v;
+		pr->cap = cap;
+	}
+	dst = &pr->maps[pr->nr];
+	*dst = *m;
+	dst->gen = pr->gen;
+	dst->path = intern(p, m->path ? m->path : "");
+	if (!dst->path)
+		return -ENOMEM;
+	pr->nr++;
+	return 0;
+}
+
+int procs__mmap(struct procs *p, uint32_t pid, const struct proc_map *m)
+{
+	struct proc *pr = proc_get_or_add(p, pid);
+
+	return pr ? add_map(p, pr, m) : -ENOMEM;
+}
+
+static void set_comm(struct proc *pr, const char *comm)
+{
+	size_t n = strnlen(comm, sizeof(pr->comm) - 1);
+
+	memcpy(pr->comm, comm, n);
+	pr->comm[n] = '\0';
+}
+
+int procs__exec(struct procs *p, uint32_t pid, const char *comm)
+{
+	struct proc *pr = proc_get_or_add(p, pid);
+
+	if (!pr)
+		return -ENOMEM;
+	pr->gen++;
+	pr->dead = false;
+	pr->complete = true;
+	set_comm(pr, comm);
+	return 0;
+}
+
+int procs__set_comm(struct procs *p, uint32_t pid, const char *comm)
+{
+	struct proc *pr = proc_get_or_add(p, pid);
+
+	if (!pr)
+		return -ENOMEM;
+	set_comm(pr, comm);
+	return 0;
+}
+
+int procs__fork(struct procs *p, uint32_t child, uint32_t parent)
+{
+	struct proc *c, *par;
+	size_t i;
+	int err;
+
+	c = proc_get_or_add(p, child);
+	if (!c)
+		return -ENOMEM;
+	/* may add to the table: look the parent up after */
+	par = proc_get(p, parent);
+	/* a reused pid: the old process's mappings stay, but lose */
+	if (c->nr || c->comm[0])
+		c->gen++;
+	c->dead = false;
+	if (!par || par == c)
+		return 0;
+	c->complete = par->complete;
+	memcpy(c->comm, par->comm, sizeof(c->comm));
+	for (i = 0; i < par->nr; i++) {
+		if (par->maps[i].gen != par->gen)
+			continue;
+		err = add_map(p, c, &par->maps[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void procs__exit(struct procs *p, uint32_t pid)
+{
+	struct proc *pr = proc_get(p, pid);
+
+	if (pr)
+		pr->dead = true;
+}
+
+const struct proc_map *procs__find(const struct procs *p, uint32_t pid,
+				   uint64_t addr)
+{
+	const struct proc *pr = proc_get(p, pid);
+	size_t i;
+
+	if (!pr)
+		return NULL;
+	for (i = pr->nr; i-- > 0;)
+		if (addr >= pr->maps[i].start && addr < pr->maps[i].end)
+			return &pr->maps[i];
+	return NULL;
+}
+
+const char *procs__comm(const struct procs *p, uint32_t pid)
+{
+	const struct proc *pr = proc_get(p, pid);
+
+	return pr ? pr->comm : NULL;
+}
+
+bool procs__alive(const struct procs *p, uint32_t pid)
+{
+	const struct proc *pr = proc_get(p, pid);
+
+	return pr && !pr->dead;
+}
+
+/* "start-end perms offset maj:min inode   path"; false for no path. */
+static bool parse_maps_line(char *line, struct proc_map *m)
+{
+	char perms[8];
+	int n = 0;
+	char *path, *nl;
+
+	memset(m, 0, sizeof(*m));
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
+		   &m->start, &m->end, perms, &m->pgoff, &m->maj, &m->min,
+		   &m->ino, &n) < 7 || !n)
+		return false;
+	path = line + n;
+	nl = strchr(path, '\n');
+	if (nl)
+		*nl = '\0';
+	m->exec = perms[2] == 'x';
+	m->path = path;
+	return *path;
+}
+
+static void load_comm(struct proc *pr, uint32_t pid)
+{
+	char path[64], comm[PROCS_COMM_LEN + 2];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(comm, sizeof(comm), f)) {
+		comm[strcspn(comm, "\n")] = '\0';
+		set_comm(pr, comm);
+	}
+	fclose(f);
+}
+
+int procs__load(struct procs *p, uint32_t pid)
+{
+	char path[64], *line = NULL;
+	size_t len = 0;
+	struct proc *pr;
+	struct proc_map m;
+	int err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	pr = proc_get_or_add(p, pid);
+	if (!pr) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	while (!err && getline(&line, &len, f) > 0)
+		if (parse_maps_line(line, &m))
+			err = add_map(p, pr, &m);
+	free(line);
+	fclose(f);
+	load_comm(pr, pid);
+	pr->dead = false;
+	pr->complete = !err;
+	return err;
+}
+
+int procs__ensure(struct procs *p, uint32_t pid)
+{
+	struct proc *pr = proc_get(p, pid);
+
+	if (pr && (pr->complete || pr->tried))
+		return 0;
+	pr = proc_get_or_add(p, pid);
+	if (!pr)
+		return -ENOMEM;
+	pr->tried = true;
+	return procs__load(p, pid);
+}

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+#include "sideband.h"
+#include "procs.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
+#define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
+#endif
+
+struct ring {
+	struct perf_event_mmap_page *meta;
+	char *data;
+	uint64_t size;		/* of data; a power of two */
+};
+
+/* Where a copied record sits in the scratch buffer, and when it happened. */
+struct rec {
+	uint64_t time;
+	size_t off;
+	size_t seq;
+};
+
+struct sideband {
+	struct procs *procs;
+	int *fds;
+	struct ring *rings;
+	int nr;
+	size_t map_len;
+	uint64_t lost;
+	char *scratch;
+	size_t scratch_len, scratch_cap;
+	struct rec *recs;
+	size_t nr_recs, recs_cap;
+};
+
+/* Record bodies as the kernel writes them; sample_id trails each. */
+struct rec_mmap {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	char filename[];
+};
+
+struct rec_mmap2 {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;	/* a build-id instead with MMAP_BUILD_ID */
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	char filename[];
+};
+
+struct rec_comm {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	char comm[];
+};
+
+struct rec_task {
+	struct perf_event_header h;
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+struct rec_lost {
+	struct perf_event_header h;
+	uint64_t id, lost;
+};
+
+/* sample_type TID|TIME with sample_id_all: { u32 pid, tid; u64 time; } */
+#define SAMPLE_ID_SIZE 16
+
+static int online_cpus(int **cpus, int *nr)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int lo, hi, n = 0, cap = 0, *v = NULL;
+	char sep;
+
+	if (!f)
+		return -errno;
+	/* "0-3,5,7-8\n" */
+	while (fscanf(f, "%d", &lo) == 1) {
+		hi = lo;
+		sep = fgetc(f);
+		if (sep == '-') {
+			if (fscanf(f, "%d", &hi) != 1)
+				break;
+			sep = fgetc(f);
+		}
+		for (; lo <= hi; lo++) {
+			if (n == cap) {
+				void *p = realloc(v, (cap = cap ? cap * 2 : 16) *
+						     sizeof(*v));
+				if (!p) {
+					free(v);
+					fclose(f);
+					return -ENOMEM;
+				}
+				v = p;
+			}
+			v[n++] = lo;
+		}
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	if (!n) {
+		free(v);
+		return -ENODEV;
+	}
+	*cpus = v;
+	*nr = n;
+	return 0;
+}
+
+static int open_event(int cpu)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	attr.mmap = 1;
+	attr.mmap2 = 1;
+	attr.comm = 1;
+	attr.comm_exec = 1;
+	attr.task = 1;
+	fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+		     PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) {
+		/* before 3.16: exec then looks like a mere rename */
+		attr.comm_exec = 0;
+		fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+			     PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+int sideband__open(struct procs *procs, struct sideband **out,
+		   unsigned int pages)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct sideband *sb;
+	int *cpus = NULL, nr_cpus = 0, i, err;
+
+	*out = NULL;
+	if (!pages)
+		pages = SIDEBAND_DEFAULT_PAGES;
+	if (pages & (pages - 1))
+		return -EINVAL;
+	err = online_cpus(&cpus, &nr_cpus);
+	if (err)
+		return err;
+	sb = calloc(1, sizeof(*sb));
+	if (!sb) {
+		free(cpus);
+		return -ENOMEM;
+	}
+	sb->procs = procs;
+	sb->map_len = (size_t)(pages + 1) * page;
+	sb->fds = calloc(nr_cpus, sizeof(*sb->fds));
+	sb->rings = calloc(nr_cpus, sizeof(*sb->rings));
+	err = -ENOMEM;
+	if (!sb->fds || !sb->rings)
+		goto fail;
+	for (i = 0; i < nr_cpus; i++) {
+		struct ring *r = &sb->rings[sb->nr];
+		void *m;
+		int fd = open_event(cpus[i]);
+
+		if (fd < 0) {
+			err = fd;
+			goto fail;
+		}
+		sb->fds[sb->nr] = fd;
+		/* writable: moving data_tail is what frees space for the kernel */
+		m = mmap(NULL, sb->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, 0);
+		if (m == MAP_FAILED) {
+			err = -errno;
+			close(fd);
+			goto fail;
+		}
+		r->meta = m;
+		r->data = (char *)m + page;
+		r->size = (uint64_t)pages * page;
+		sb->nr++;
+	}
+	free(cpus);
+	*out = sb;
+	return 0;
+fail:
+	free(cpus);
+	sideband__free(sb);
+	return err;
+}
+
+void sideband__free(struct sideband *sb)
+{
+	int i;
+
+	if (!sb)
+		return;
+	for (i = 0; i < sb->nr; i++) {
+		munmap(sb->rings[i].meta, sb->map_len);
+		close(sb->fds[i]);
+	}
+	free(sb->fds);
+	free(sb->rings);
+	free(sb->scratch);
+	free(sb->recs);
+	free(sb);
+}
+
+int sideband__fds(const struct sideband *sb, const int **fds)
+{
+	*fds = sb->fds;
+	return sb->nr;
+}
+
+uint64_t sideband__lost(const struct sideband *sb)
+{
+	return sb->lost;
+}
+
+static int reserve(void **buf, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*buf, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* Copies one ring's complete records out, then hands the space back. */
+static int copy_ring(struct sideband *sb, struct ring *r)
+{
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->meta->data_tail;
+	int err = 0;
+
+	while (tail < head) {
+		uint64_t at = tail & (r->size - 1), first;
+		struct perf_event_header h;
+		struct rec *rec;
+		char *dst;
+
+		/* records are 8-byte aligned: a header never straddles the end */
+		memcpy(&h, r->data + at, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail) {
+			tail = head;	/* corrupt: drop the rest */
+			break;
+		}
+		err = reserve((void **)&sb->scratch, &sb->scratch_cap,
+			      sb->scratch_len + ((h.size + 7) & ~7ul), 1);
+		if (!err)
+			err = reserve((void **)&sb->recs, &sb->recs_cap,
+				      sb->nr_recs + 1, sizeof(*sb->recs));
+		if (err)
+			break;
+		dst = sb->scratch + sb->scratch_len;
+		first = r->size - at < h.size ? r->size - at : h.size;
+		memcpy(dst, r->data + at, first);
+		memcpy(dst + first, r->data, h.size - first);
+
+		rec = &sb->recs[sb->nr_recs];
+		rec->off = sb->scratch_len;
+		rec->seq = sb->nr_recs++;
+		rec->time = 0;
+		if (h.size >= sizeof(h) + SAMPLE_ID_SIZE)
+			memcpy(&rec->time, dst + h.size - 8, 8);
+		/* keep records 8-byte aligned for the casts in apply() */
+		sb->scratch_len += (h.size + 7) & ~7ul;
+		tail += h.size;
+	}
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return err;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* A string field that must end before the trailing sample_id. */
+static const char *record_str(const struct perf_event_header *h,
+			      const char *s)
+{
+	const char *end = (const char *)h + h->size - SAMPLE_ID_SIZE;
+
+	return s < end && memchr(s, '\0', end - s) ? s : NULL;
+}
+
+static int apply(struct sideband *sb, const struct perf_event_header *h)
+{
+	struct proc_map m = { .exec = true };
+	const struct rec_mmap *mm;
+	const struct rec_mmap2 *m2;
+	const struct rec_comm *c;
+	const struct rec_task *t;
+	const char *s;
+
+	switch (h->type) {
+	case PERF_RECORD_MMAP:
+		mm = (const void *)h;
+		/* mmap_data is off, but the flag says it all anyway */
+		if (h->misc & PERF_RECORD_MISC_MMAP_DATA ||
+		    h->size < sizeof(*mm) + SAMPLE_ID_SIZE)
+			return 0;
+		s = record_str(h, mm->filename);
+		if (!s)
+			return 0;
+		m.start = mm->addr;
+		m.end = mm->addr + mm->len;
+		m.pgoff = mm->pgoff;
+		m.path = s;
+		return procs__mmap(sb->procs, mm->pid, &m);
+	case PERF_RECORD_MMAP2:
+		m2 = (const void *)h;
+		if (h->size < sizeof(*m2) + SAMPLE_ID_SIZE ||
+		    !(m2->prot & PROT_EXEC))
+			return 0;
+		s = record_str(h, m2->filename);
+		if (!s)
+			return 0;
+		m.start = m2->addr;
+		m.end = m2->addr + m2->len;
+		m.pgoff = m2->pgoff;
+		if (!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+			m.maj = m2->maj;
+			m.min = m2->min;
+			m.ino = m2->ino;
+		}
+		m.path = s;
+		return procs__mmap(sb->procs, m2->pid, &m);
+	case PERF_RECORD_COMM:
+		c = (const void *)h;
+		if (h->size < sizeof(*c) + SAMPLE_ID_SIZE)
+			return 0;
+		s = record_str(h, c->comm);
+		if (!s)
+			return 0;
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			return procs__exec(sb->procs, c->pid, s);
+		/* a thread's rename is not the process's name */
+		return c->pid == c->tid ?
+		       procs__set_comm(sb->procs, c->pid, s) : 0;
+	case PERF_RECORD_FORK:
+		t = (const void *)h;
+		/* ppid is the forking tgid: equal for a new thread */
+		if (h->size >= sizeof(*t) && t->pid != t->ppid)
+			return procs__fork(sb->procs, t->pid, t->ppid);
+		return 0;
+	case PERF_RECORD_EXIT:
+		t = (const void *)h;
+		if (h->size >= sizeof(*t) && t->pid == t->tid)
+			procs__exit(sb->procs, t->pid);
+		return 0;
+	case PERF_RECORD_LOST:
+		if (h->size >= sizeof(struct rec_lost))
+			sb->lost += ((const struct rec_lost *)h)->lost;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int sideband__drain(struct sideband *sb)
+{
+	size_t i;
+	int err = 0, n;
+
+	sb->scratch_len = 0;
+	sb->nr_recs = 0;
+	for (i = 0; !err && i < (size_t)sb->nr; i++)
+		err = copy_ring(sb, &sb->rings[i]);
+	/* a fork on one CPU must land before the child's exec on another */
+	qsort(sb->recs, sb->nr_recs, sizeof(*sb->recs), cmp_rec);
+	for (i = 0; !err && i < sb->nr_recs; i++)
+		err = apply(sb, (const void *)(sb->scratch + sb->recs[i].off));
+	n = (int)i;
+	return err ? err : n;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * Keeps a struct procs current from the kernel's own mmap/comm/fork/exit
+ * records (a perf dummy event per CPU), so that a process which exits
+ * before anyone reads its /proc/PID/maps can still be symbolized.
+ *
+ * Open it before the processes of interest start, drain it whenever its
+ * fds poll readable, and drain it once more before symbolizing.
+ */
+#ifndef SIDEBAND_H
+#define SIDEBAND_H
+
+#include <stdint.h>
+
+struct procs;
+struct sideband;
+
+#define SIDEBAND_DEFAULT_PAGES 64
+
+/*
+ * Ring buffers of pages data pages (a power of two; 0 for the default) on
+ * every online CPU, feeding procs, which must outlive the sideband.
+ * Needs CAP_PERFMON or perf_event_paranoid <= 0 (system-wide events).
+ */
+int sideband__open(struct procs *procs, struct sideband **out,
+		   unsigned int pages);
+void sideband__free(struct sideband *sb);
+
+/* The event fds, for poll(POLLIN); returns their number. */
+int sideband__fds(const struct sideband *sb, const int **fds);
+
+/*
+ * Applies every complete record now in the buffers to procs, in time order
+ * across CPUs.  Returns the number of records applied or a negative errno.
+ */
+int sideband__drain(struct sideband *sb);
+
+/* Records the kernel dropped because a buffer was full, so far. */
+uint64_t sideband__lost(const struct sideband *sb);
+
+#endif /* SIDEBAND_H */

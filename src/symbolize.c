@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+#include "symbolize.h"
+#include "elf_file.h"
+#include "ksyms.h"
+#include "procs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define DELETED_SUFFIX " (deleted)"
+
+struct file_slot {
+	bool used;
+	uint32_t maj, min;
+	uint64_t ino;		/* 0: keyed by path */
+	const char *path;	/* interned by procs */
+	/* NULL when it could not be opened: not tried again */
+	struct elf_file *ef;
+};
+
+struct symbolizer {
+	struct procs *procs;
+	struct ksyms *ksyms;
+	int ksyms_err;		/* the first load's failure, repeated */
+	struct file_slot *files;	/* open addressing, at most half full */
+	size_t files_cap, nr_files;
+};
+
+int symbolizer__new(struct symbolizer **out, struct procs *procs)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->procs = procs;
+	s->files_cap = 64;
+	s->files = calloc(s->files_cap, sizeof(*s->files));
+	if (!s->files) {
+		free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->files_cap; i++)
+		elf_file__free(s->files[i].ef);
+	free(s->files);
+	ksyms__free(s->ksyms);
+	free(s);
+}
+
+int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return,
+		       struct sym_result *r)
+{
+	const struct ksym *k;
+
+	memset(r, 0, sizeof(*r));
+	if (!s->ksyms && !s->ksyms_err)
+		s->ksyms_err = ksyms__new(&s->ksyms, NULL);
+	if (s->ksyms_err)
+		return s->ksyms_err;
+	k = ksyms__find(s->ksyms, is_return ? addr - 1 : addr);
+	if (!k)
+		return -ENOENT;
+	r->name = k->name;
+	r->offset = addr - k->addr;
+	r->module = k->module;
+	return 0;
+}
+
+static size_t hash_key(const struct proc_map *m)
+{
+	size_t h = 14695981039346656037ull;
+	const char *p;
+
+	if (m->ino)
+		return (m->ino * 0x9e3779b97f4a7c15ull) ^
+		       ((uint64_t)m->maj << 20 | m->min);
+	for (p = m->path; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return h;
+}
+
+static bool same_file(const struct file_slot *f, const struct proc_map *m)
+{
+	if (m->ino)
+		return f->ino == m->ino && f->maj == m->maj &&
+		       f->min == m->min;
+	return !f->ino && !strcmp(f->path, m->path);
+}
+
+static struct file_slot *file_slot(struct file_slot *tab, size_t cap,
+				   const struct proc_map *m)
+{
+	size_t i = hash_key(m) & (cap - 1);
+
+	while (tab[i].used && !same_file(&tab[i], m))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static int grow_files(struct symbolizer *s)
+{
+	size_t cap = s->files_cap * 2, i;
+	struct file_slot *tab = calloc(cap, sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	for (i = 0; i < s->files_cap; i++) {
+		const struct file_slot *f = &s->files[i];
+		struct proc_map key = { .maj = f->maj, .min = f->min,
+					.ino = f->ino, .path = f->path };
+
+		if (f->used)
+			*file_slot(tab, cap, &key) = *f;
+	}
+	free(s->files);
+	s->files = tab;
+	s->files_cap = cap;
+	return 0;
+}
+
+/*
+ * The file a mapping named may since have been replaced at that path; the
+ * inode tells.  The device is not compared: btrfs subvolumes and overlayfs
+ * report different ones to stat() and to /proc/PID/maps.
+ */
+static struct elf_file *open_checked(const char *path, uint64_t ino)
+{
+	struct elf_file *ef;
+	struct stat st;
+
+	if (ino && (stat(path, &st) || st.st_ino != ino))
+		return NULL;
+	return elf_file__new(&ef, path) ? NULL : ef;
+}
+
+/* Through the process's root first: it may live in another mount ns. */
+static struct elf_file *open_file(struct symbolizer *s, uint32_t tgid,
+				  const struct proc_map *m)
+{
+	struct elf_file *ef = NULL;
+	char root[4096];
+
+	if (procs__alive(s->procs, tgid) &&
+	    snprintf(root, sizeof(root), "/proc/%u/root%s", tgid, m->path) <
+	    (int)sizeof(root))
+		ef = open_checked(root, m->ino);
+	return ef ? ef : open_checked(m->path, m->ino);
+}
+
+static int get_file(struct symbolizer *s, uint32_t tgid,
+		    const struct proc_map *m, struct elf_file **ef)
+{
+	struct file_slot *f = file_slot(s->files, s->files_cap, m);
+	int err;
+
+	if (!f->used) {
+		if (2 * (s->nr_files + 1) > s->files_cap) {
+			err = grow_files(s);
+			if (err)
+				return err;
+			f = file_slot(s->files, s->files_cap, m);
+		}
+		f->used = true;
+		f->maj = m->maj;
+		f->min = m->min;
+		f->ino = m->ino;
+		f->path = m->path;
+		f->ef = open_file(s, tgid, m);
+		s->nr_files++;
+	}
+	*ef = f->ef;
+	return 0;
+}
+
+static bool is_file(const char *path)
+{
+	size_t n = strlen(path), k = strlen(DELETED_SUFFIX);
+
+	if (path[0] != '/')
+		return false;
+	return n < k || strcmp(path + n - k, DELETED_SUFFIX);
+}
+
+int symbolizer__user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
+		     bool is_return, struct sym_result *r)
+{
+	uint64_t look = is_return ? addr - 1 : addr, vaddr;
+	const struct proc_map *m;
+	const struct elf_sym *sym;
+	struct elf_file *ef;
+	const char *slash;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (s->procs)
+		procs__ensure(s->procs, tgid);
+	m = s->procs ? procs__find(s->procs, tgid, look) : NULL;
+	if (!m)
+		return -ENOENT;
+	slash = strrchr(m->path, '/');
+	r->path = m->path;
+	r->module = m->path[0] == '/' && slash ? slash + 1 : m->path;
+	r->module_offset = addr - m->start + m->pgoff;
+	if (!is_file(m->path))
+		return -ENOENT;
+
+	err = get_file(s, tgid, m, &ef);
+	if (err)
+		return err;
+	if (!ef || elf_file__offset_to_vaddr(ef, look - m->start + m->pgoff,
+					     &vaddr))
+		return -ENOENT;
+	r->module_offset = vaddr + (addr - look);
+	sym = elf_file__sym_at(ef, vaddr);
+	if (!sym)
+		return -ENOENT;
+	r->name = sym->name;
+	r->offset = r->module_offset - sym->addr;
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * Names for raw instruction addresses: kernel ones through kallsyms, user
+ * ones through the process model (struct procs) and the ELF files it maps.
+ * Each file is opened once for the life of the symbolizer, keyed by
+ * (device, inode), or by path when the mapping did not say.
+ */
+#ifndef SYMBOLIZE_H
+#define SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct procs;
+struct symbolizer;
+
+/* Strings live as long as the symbolizer and its procs. */
+struct sym_result {
+	const char *name;	/* NULL: unknown */
+	uint64_t offset;	/* of the address itself from the symbol start */
+	/*
+	 * Kernel: the module, NULL for the core kernel.  User: the mapped
+	 * file's basename ("libc.so.6"), or the kernel's name for a mapping
+	 * that is no file ("[vdso]", "//anon"); NULL when nothing is mapped.
+	 */
+	const char *module;
+	const char *path;	/* user: the full mapped path, as module */
+	/*
+	 * User: where the address falls in the module, as the ELF virtual
+	 * address (what objdump and addr2line take; for a PIE or library the
+	 * offset from its load base), or the file offset when the file could
+	 * not be read.  Kernel: 0.
+	 */
+	uint64_t module_offset;
+};
+
+/* procs is borrowed and must outlive it; NULL for kernel addresses only. */
+int symbolizer__new(struct symbolizer **out, struct procs *procs);
+void symbolizer__free(struct symbolizer *s);
+
+/*
+ * Fill *r for addr.  is_return: addr is a return address, so the call
+ * before it is what gets named (addr - 1 is looked up); offsets are still
+ * those of addr.  Returns 0 when named, -ENOENT when not (with whatever of
+ * *r is known), or another negative errno (kallsyms unreadable: -EPERM
+ * when its addresses are hidden), which repeats on every later call.
+ */
+int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return,
+		       struct sym_result *r);
+int symbolizer__user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
+		     bool is_return, struct sym_result *r);
+
+#endif /* SYMBOLIZE_H */

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One stack walker, loaded and configured: the getstack, stackmap or fp
+ * BPF object, whichever the kernel (or --walker) calls for, attached to a
+ * set of probes, and read back as walker-neutral stacks.
+ */
+#ifndef SW_WALKER_H
+#define SW_WALKER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "../bpf/stackwalk.h"
+#include "../compat/kfeatures.h"
+#include "probe.h"
+
+struct walker_opts {
+	enum sw_walker kind;	/* not AUTO */
+	bool kstack, ustack;
+	bool per_process;	/* key by tgid and comm */
+	pid_t pid;		/* -p, 0: any */
+	int cpu;		/* -c, -1: any */
+	bool follow;		/* -- COMMAND: only threads in the follow map */
+	__u32 storage;		/* max unique stacks (and stack map size) */
+};
+
+/* A counted stack, whatever walker produced it. */
+struct sw_stack {
+	__u32 tgid;
+	char comm[SW_COMM_LEN];
+	__u64 count;
+	__u8 kstop, ustop;
+	__u16 nk, nu;
+	/* frame 0 is where the event fired; the rest are return addresses */
+	__u64 *kip, *uip;
+	bool kframe0_is_return;	/* tracepoint kernel stacks start at a caller */
+};
+
+struct sw_stacks {
+	struct sw_stack *v;
+	size_t n, cap;
+	__u64 *frames;		/* backing store for kip/uip */
+};
+
+struct walker;
+
+int walker__open(struct walker **out, const struct sw_features *f,
+		 const struct walker_opts *o, const struct sw_targets *t);
+/* Attach every target; returns how many attached, or -errno. */
+int walker__attach(struct walker *w, const struct sw_targets *t);
+int walker__follow(struct walker *w, pid_t tid);
+/* All stacks counted so far (cumulative). */
+int walker__read(struct walker *w, struct sw_stacks *out);
+int walker__lost(struct walker *w, __u64 lost[SW_LOST_NR]);
+const char *walker__source(const struct walker *w);
+void walker__free(struct walker *w);
+
+void sw_stacks__clear(struct sw_stacks *s);
+void sw_stacks__free(struct sw_stacks *s);
+
+#endif

@@ -1,0 +1,935 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * Unit test of the symbol layer (elf_file, usdt, ksyms, procs, sideband,
+ * symbolize, libpath).  This one file is also the fixture the test reads:
+ * built with -DSYMS_FIXTURE (and a second object with -DSYMS_FIXTURE_SEM)
+ * it becomes build/tests/fx_pie and fx_nopie, whose symbols it knows.
+ * Needs root: system-wide perf events and kernel addresses.
+ */
+
+/* ---------------------------------------------------------------- fixture */
+#if defined(SYMS_FIXTURE_SEM)
+
+/* sdt.h decides at inclusion whether probes use semaphores */
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+
+unsigned short fxprov_withsem_semaphore __attribute__((section(".probes")));
+
+__attribute__((noinline)) int fx_sem_probe(int x)
+{
+	STAP_PROBE1(fxprov, withsem, x);
+	return x + 1;
+}
+
+#elif defined(SYMS_FIXTURE)
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <sys/sdt.h>
+
+int fx_sem_probe(int x);
+
+/*
+ * Functions with a layout the test relies on, which a compiler would not
+ * promise: a gap after fx_asm_a, a call as fx_asm_b's last instruction
+ * with fx_asm_c right after, symbols without .type or .size, a nested
+ * symbol, and a global and a local name for one function.
+ */
+__asm__(
+	"	.text\n"
+	"	.p2align 6\n"
+	"	.globl fx_asm_a\n"
+	"	.type fx_asm_a, @function\n"
+	"fx_asm_a:\n"
+	"	nop\n	nop\n	ret\n"
+	"	.size fx_asm_a, 3\n"
+	"	.fill 13, 1, 0xcc\n"
+	"	.globl fx_asm_b\n"
+	"	.type fx_asm_b, @function\n"
+	"fx_asm_b:\n"
+	"	push %rbp\n"
+	"	call fx_asm_die\n"
+	"	.size fx_asm_b, .-fx_asm_b\n"
+	"	.globl fx_asm_c\n"
+	"	.type fx_asm_c, @function\n"
+	"fx_asm_c:\n"
+	"	ret\n"
+	"	.size fx_asm_c, 1\n"
+	"	.globl fx_asm_notype\n"
+	"fx_asm_notype:\n"
+	"	nop\n	ret\n"
+	"	.size fx_asm_notype, 2\n"
+	"	.globl fx_asm_notype0\n"
+	"fx_asm_notype0:\n"
+	"	ret\n"
+	"	.globl fx_asm_zero\n"
+	"	.type fx_asm_zero, @function\n"
+	"fx_asm_zero:\n"
+	"	nop\n	ret\n"
+	"	.globl fx_asm_outer\n"
+	"	.type fx_asm_outer, @function\n"
+	"fx_asm_outer:\n"
+	"	nop\n	nop\n"
+	"	.type fx_asm_inner, @function\n"
+	"fx_asm_inner:\n"
+	"	nop\n	nop\n"
+	"	.size fx_asm_inner, 2\n"
+	"	nop\n	ret\n"
+	"	.size fx_asm_outer, 6\n"
+	"	.globl fx_asm_alias\n"
+	"	.type fx_asm_alias, @function\n"
+	"	.type __fx_asm_alias_impl, @function\n"
+	"__fx_asm_alias_impl:\n"
+	"fx_asm_alias:\n"
+	"	ret\n"
+	"	.size fx_asm_alias, 1\n"
+	"	.size __fx_asm_alias_impl, 1\n"
+	"	.globl fx_asm_die\n"
+	"	.type fx_asm_die, @function\n"
+	"fx_asm_die:\n"
+	"	ud2\n"
+	"	.size fx_asm_die, 2\n");
+
+void fx_asm_a(void);
+void fx_asm_c(void);
+
+__attribute__((noinline)) int fx_alpha(int x)
+{
+	DTRACE_PROBE(fxprov, plain);
+	return x * 3 + 1;
+}
+
+/*
+ * Prints addresses for the test, maps a library after startup, then waits
+ * for its stdin to close so the test can look at it alive and then dead.
+ */
+int main(int argc, char **argv)
+{
+	void *z = dlopen("libz.so.1", RTLD_NOW);
+	void *zv = z ? dlsym(z, "zlibVersion") : NULL;
+
+	(void)argv;
+	printf("%lx %lx %lx %lx\n", (unsigned long)fx_alpha, (unsigned long)zv,
+	       (unsigned long)fx_asm_a, (unsigned long)fx_asm_c);
+	fflush(stdout);
+	while (getchar() != EOF)
+		;
+	return fx_alpha(argc) + fx_sem_probe(argc) == 12345;
+}
+
+#else
+/* ------------------------------------------------------------------- test */
+
+#define _GNU_SOURCE	/* memmem */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elf_file.h"
+#include "ksyms.h"
+#include "libpath.h"
+#include "procs.h"
+#include "sideband.h"
+#include "symbolize.h"
+#include "usdt.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (cond) {                                                \
+			passed++;                                          \
+		} else {                                                   \
+			failed++;                                          \
+			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+			printf(__VA_ARGS__);                               \
+			printf("\n");                                      \
+		}                                                          \
+	} while (0)
+
+static bool streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static const char *name_at(const struct elf_file *ef, uint64_t vaddr)
+{
+	const struct elf_sym *s = elf_file__sym_at(ef, vaddr);
+
+	return s ? s->name : "(none)";
+}
+
+static int count_cb(const struct elf_sym *s, void *ctx)
+{
+	if (!strcmp(s->name, "fx_alpha"))
+		(*(int *)ctx)++;
+	return 0;
+}
+
+/* ------------------------------------------------------------ elf_file */
+
+static void test_elf(const char *path, int type)
+{
+	const struct elf_sym *a, *b, *c, *s;
+	struct elf_file *ef;
+	const uint8_t *id;
+	uint64_t off, va;
+	unsigned char code[8];
+	int err, n = 0;
+
+	printf("# elf_file: %s\n", path);
+	err = elf_file__new(&ef, path);
+	CHECK(!err, "open %s: %d", path, err);
+	if (err)
+		return;
+	CHECK(elf_file__type(ef) == type, "e_type %d", elf_file__type(ef));
+	CHECK(elf_file__build_id(ef, &id) == 20, "build-id size");
+
+	a = elf_file__sym_by_name(ef, "fx_alpha");
+	CHECK(a && a->size > 0, "fx_alpha present and sized");
+	if (a) {
+		CHECK(elf_file__sym_at(ef, a->addr) == a, "start");
+		CHECK(elf_file__sym_at(ef, a->addr + a->size - 1) == a, "last");
+		CHECK(!streq(name_at(ef, a->addr + a->size), "fx_alpha"),
+		      "past the end");
+		CHECK(!elf_file__vaddr_to_offset(ef, a->addr, &off) &&
+		      !elf_file__offset_to_vaddr(ef, off, &va) && va == a->addr,
+		      "vaddr <-> offset round trip");
+	}
+	/* -rdynamic: in .symtab and .dynsym, listed once */
+	elf_file__find_syms(ef, count_cb, &n);
+	CHECK(n == 1, "fx_alpha listed %d times", n);
+
+	a = elf_file__sym_by_name(ef, "fx_asm_a");
+	b = elf_file__sym_by_name(ef, "fx_asm_b");
+	c = elf_file__sym_by_name(ef, "fx_asm_c");
+	CHECK(a && b && c, "asm symbols");
+	if (!a || !b || !c)
+		goto out;
+	CHECK(a->size == 3 && b->addr == a->addr + 16, "asm layout");
+	CHECK(!elf_file__sym_at(ef, a->addr + 3) &&
+	      !elf_file__sym_at(ef, a->addr + 15), "gap between functions");
+	CHECK(b->size == 6 && c->addr == b->addr + 6, "call is b's last insn");
+	CHECK(!elf_file__vaddr_to_offset(ef, c->addr - 5, &off) &&
+	      elf_file__read(ef, off, code, 1) == 1 && code[0] == 0xe8,
+	      "read the call opcode: %02x", code[0]);
+
+	s = elf_file__sym_by_name(ef, "fx_asm_notype");
+	CHECK(s && s->size == 2, "sized NOTYPE in text kept");
+	CHECK(!elf_file__sym_by_name(ef, "fx_asm_notype0"),
+	      "unsized NOTYPE dropped");
+	if (s)
+		CHECK(!elf_file__sym_at(ef, s->addr + 2), "NOTYPE0 address");
+
+	s = elf_file__sym_by_name(ef, "fx_asm_zero");
+	CHECK(s && s->size == 0, "zero-size FUNC kept");
+	if (s) {
+		CHECK(elf_file__sym_at(ef, s->addr) == s, "zero-size: exact");
+		CHECK(!elf_file__sym_at(ef, s->addr + 1), "zero-size: not +1");
+	}
+
+	s = elf_file__sym_by_name(ef, "fx_asm_outer");
+	CHECK(s && s->size == 6, "outer");
+	if (s) {
+		CHECK(streq(name_at(ef, s->addr + 1), "fx_asm_outer"), "o+1");
+		CHECK(streq(name_at(ef, s->addr + 2), "fx_asm_inner"), "o+2");
+		CHECK(streq(name_at(ef, s->addr + 3), "fx_asm_inner"), "o+3");
+		CHECK(streq(name_at(ef, s->addr + 4), "fx_asm_outer"),
+		      "o+4 after the nested symbol: %s",
+		      name_at(ef, s->addr + 4));
+		CHECK(streq(name_at(ef, s->addr + 5), "fx_asm_outer"), "o+5");
+	}
+
+	s = elf_file__sym_by_name(ef, "__fx_asm_alias_impl");
+	CHECK(s != NULL, "local alias listed");
+	if (s)
+		CHECK(streq(name_at(ef, s->addr), "fx_asm_alias"),
+		      "global alias preferred: %s", name_at(ef, s->addr));
+out:
+	elf_file__free(ef);
+}
+
+static void test_elf_libc(void)
+{
+	char path[PATH_MAX], line[PATH_MAX + 64], want[64] = "", got[64] = "";
+	const struct elf_sym *m;
+	struct elf_file *ef;
+	const uint8_t *id;
+	size_t n, i;
+	FILE *f;
+
+	printf("# elf_file: libc (stripped: .dynsym only)\n");
+	CHECK(!libpath__resolve("c", 0, path, sizeof(path)), "find libc");
+	if (elf_file__new(&ef, path)) {
+		CHECK(0, "open %s", path);
+		return;
+	}
+	CHECK(elf_file__type(ef) == ET_DYN, "libc is ET_DYN");
+	m = elf_file__sym_by_name(ef, "malloc");
+	CHECK(m && m->size, "malloc in .dynsym");
+	if (m)
+		CHECK(streq(name_at(ef, m->addr + 1), "malloc"),
+		      "malloc over __libc_malloc: %s", name_at(ef, m->addr));
+
+	n = elf_file__build_id(ef, &id);
+	for (i = 0; i < n && i < 31; i++)
+		sprintf(got + 2 * i, "%02x", id[i]);
+	snprintf(line, sizeof(line), "readelf -n '%s' 2>/dev/null", path);
+	f = popen(line, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "Build ID: "))
+			sscanf(strstr(line, "Build ID: ") + 10, "%63s", want);
+	if (f)
+		pclose(f);
+	if (want[0])
+		CHECK(streq(got, want), "build-id %s vs readelf %s", got, want);
+	elf_file__free(ef);
+}
+
+/* ----------------------------------------------------------------- usdt */
+
+/*
+ * What prelink leaves: sections moved by D, the notes' copies of the
+ * addresses not.  Fakes it by moving the note's words back by D instead;
+ * the parsed probe must come out the same.
+ */
+static void test_usdt_prelinked(const char *path, const struct usdt_probe *want)
+{
+	const uint64_t delta = 0x1000;
+	char tmp[] = "/tmp/test_syms_prelink.XXXXXX";
+	uint64_t words[3] = { want->pc, want->base, want->semaphore };
+	struct usdt_probe *p = NULL;
+	struct elf_file *ef;
+	size_t len, n = 0, i;
+	char *img, *at;
+	FILE *f;
+	int fd;
+
+	f = fopen(path, "rb");
+	img = malloc(1 << 20);
+	len = f ? fread(img, 1, 1 << 20, f) : 0;
+	if (f)
+		fclose(f);
+	at = memmem(img, len, words, sizeof(words));
+	CHECK(at != NULL, "note words found in the file");
+	if (!at)
+		goto out;
+	for (i = 0; i < 3; i++)
+		words[i] -= delta;
+	memcpy(at, words, sizeof(words));
+	fd = mkstemp(tmp);
+	if (fd < 0 || write(fd, img, len) != (ssize_t)len) {
+		CHECK(0, "write %s", tmp);
+		goto out;
+	}
+	close(fd);
+	if (!elf_file__new(&ef, tmp)) {
+		usdt__probes(ef, &p, &n);
+		for (i = 0; i < n; i++)
+			if (streq(p[i].name, want->name))
+				break;
+		CHECK(i < n && p[i].base == want->base - delta &&
+		      p[i].pc == want->pc && p[i].semaphore == want->semaphore &&
+		      p[i].pc_offset == want->pc_offset &&
+		      p[i].sem_offset == want->sem_offset,
+		      "prelinked note adjusted back");
+		free(p);
+		elf_file__free(ef);
+	}
+	unlink(tmp);
+out:
+	free(img);
+}
+
+static void test_usdt(const char *path)
+{
+	const struct usdt_probe *plain = NULL, *sem = NULL;
+	struct usdt_probe *p = NULL;
+	struct elf_file *ef;
+	unsigned char b[2];
+	uint64_t off;
+	size_t n = 0, i;
+
+	printf("# usdt: %s\n", path);
+	if (elf_file__new(&ef, path)) {
+		CHECK(0, "open %s", path);
+		return;
+	}
+	CHECK(!usdt__probes(ef, &p, &n), "parse notes");
+	for (i = 0; i < n; i++) {
+		printf("#   %s:%s pc=%#" PRIx64 " off=%#" PRIx64
+		       " sem=%#" PRIx64 "/%#" PRIx64 " args='%s'\n",
+		       p[i].provider, p[i].name, p[i].pc, p[i].pc_offset,
+		       p[i].semaphore, p[i].sem_offset, p[i].args);
+		if (streq(p[i].provider, "fxprov") && streq(p[i].name, "plain"))
+			plain = &p[i];
+		if (streq(p[i].provider, "fxprov") && streq(p[i].name, "withsem"))
+			sem = &p[i];
+	}
+	CHECK(n == 2 && plain && sem, "two probes, found %zu", n);
+	if (plain) {
+		CHECK(!plain->semaphore && !plain->sem_offset, "no semaphore");
+		CHECK(streq(plain->args, ""), "no arguments");
+		CHECK(streq(name_at(ef, plain->pc), "fx_alpha"), "in fx_alpha");
+		CHECK(elf_file__read(ef, plain->pc_offset, b, 1) == 1 &&
+		      b[0] == 0x90, "a nop at the probe's offset");
+	}
+	if (sem) {
+		CHECK(sem->semaphore && sem->sem_offset, "has a semaphore");
+		CHECK(!elf_file__vaddr_to_offset(ef, sem->semaphore, &off) &&
+		      off == sem->sem_offset, "section and PT_LOAD agree");
+		CHECK(elf_file__read(ef, sem->sem_offset, b, 2) == 2 &&
+		      !b[0] && !b[1], "semaphore starts at 0");
+		CHECK(strchr(sem->args, '@') != NULL, "one argument: %s",
+		      sem->args);
+		CHECK(streq(name_at(ef, sem->pc), "fx_sem_probe"), "in caller");
+	}
+	if (sem)
+		test_usdt_prelinked(path, sem);
+	free(p);
+	elf_file__free(ef);
+}
+
+/* ---------------------------------------------------------------- ksyms */
+
+static const char *ksym_name(const struct ksyms *ks, uint64_t addr)
+{
+	const struct ksym *k = ksyms__find(ks, addr);
+
+	return k ? k->name : "(none)";
+}
+
+static void test_ksyms_synthetic(void)
+{
+	char path[] = "/tmp/test_syms_kallsyms.XXXXXX";
+	const char *text =
+		"0000000000001000 T _stext\n"
+		"0000000000001000 t startup\n"
+		"0000000000001100 T func_a\n"
+		"0000000000001200 t func_b\n"
+		"0000000000001300 T _etext\n"
+		"0000000000001300 D some_data\n"
+		"0000000000002000 T _sinittext\n"
+		"0000000000002000 t init_a\n"
+		"0000000000002100 T _einittext\n"
+		"ffffffffc0000000 t mod_a\t[mymod]\n"
+		"ffffffffc0000100 t mod_b\t[mymod]\n"
+		"ffffffffc0000100 d mod_data\t[mymod]\n"
+		"ffffffffc0010000 t other_a\t[othermod]\n"
+		"ffffffffc0100000 t bpf_prog_x\t[bpf]\n";
+	const char *zeros =
+		"0000000000000000 T _stext\n0000000000000000 t x\n";
+	const struct ksym *k;
+	struct ksyms *ks;
+	int fd;
+
+	printf("# ksyms: synthetic kallsyms\n");
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+		CHECK(0, "temp file");
+		return;
+	}
+	close(fd);
+	CHECK(!ksyms__new(&ks, path), "load");
+	if (ks) {
+		CHECK(streq(ksym_name(ks, 0xfff), "(none)"), "below all");
+		CHECK(streq(ksym_name(ks, 0x1000), "startup"), "not the marker");
+		CHECK(streq(ksym_name(ks, 0x1150), "func_a"), "func_a");
+		CHECK(streq(ksym_name(ks, 0x12ff), "func_b"), "up to _etext");
+		CHECK(streq(ksym_name(ks, 0x1300), "(none)"), "_etext");
+		CHECK(streq(ksym_name(ks, 0x1fff), "(none)"), "between");
+		CHECK(streq(ksym_name(ks, 0x20ff), "init_a"), "init text");
+		CHECK(streq(ksym_name(ks, 0x2100), "(none)"), "_einittext");
+		k = ksyms__find(ks, 0xffffffffc0000150);
+		CHECK(k && streq(k->name, "mod_b") && streq(k->module, "mymod")
+		      && k->addr == 0xffffffffc0000100, "module symbol");
+		CHECK(streq(ksym_name(ks, 0xffffffffc0000100 + 4095), "mod_b"),
+		      "module tail within the bound");
+		CHECK(streq(ksym_name(ks, 0xffffffffc0000100 + 4096), "(none)"),
+		      "module tail past the bound");
+		CHECK(streq(ksym_name(ks, 0xffffffffc0010fff), "other_a"),
+		      "next module");
+		CHECK(streq(ksym_name(ks, 0xffffffffc0100000 + 5000), "(none)"),
+		      "last symbol bounded");
+		k = ksyms__get(ks, "mod_a");
+		CHECK(k && streq(k->module, "mymod"), "get by name");
+		CHECK(!ksyms__get(ks, "mod_data"), "data skipped");
+		k = ksyms__get(ks, "func_b");
+		CHECK(k && !k->module && k->addr == 0x1200, "core by name");
+		ksyms__free(ks);
+	}
+
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd >= 0 && write(fd, zeros, strlen(zeros)) > 0) {
+		close(fd);
+		CHECK(ksyms__new(&ks, path) == -EPERM, "hidden addresses");
+	}
+	unlink(path);
+}
+
+/* The first "addr t name\t[module]" line of kallsyms, if any. */
+static bool first_module_sym(uint64_t *addr, char *name, char *mod)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512], type;
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%" SCNx64 " %c %255s [%63[^]]]", addr,
+			       &type, name, mod) == 4 &&
+			(type == 't' || type == 'T') && *addr;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void test_ksyms_real(void)
+{
+	uint64_t maddr;
+	char mname[256], mmod[64];
+	const struct ksym *k, *s;
+	struct symbolizer *sym;
+	struct sym_result r;
+	struct ksyms *ks;
+	double t;
+	int err;
+
+	printf("# ksyms: /proc/kallsyms\n");
+	t = now_ms();
+	err = ksyms__new(&ks, NULL);
+	t = now_ms() - t;
+	CHECK(!err, "load /proc/kallsyms: %d", err);
+	if (err)
+		return;
+	printf("#   loaded in %.1f ms\n", t);
+	s = ksyms__get(ks, "schedule");
+	CHECK(s && !s->module, "schedule by name");
+	if (s) {
+		k = ksyms__find(ks, s->addr);
+		CHECK(k == s, "schedule by address");
+		k = ksyms__find(ks, s->end - 1);
+		CHECK(k == s, "last byte of schedule");
+		CHECK(ksyms__find(ks, s->end) != s, "past schedule");
+	}
+	k = ksyms__get(ks, "_etext");
+	CHECK(k && !ksyms__find(ks, k->addr), "_etext ends core text");
+	if (k)
+		CHECK(ksyms__find(ks, k->addr - 1) != NULL, "before _etext");
+
+	if (first_module_sym(&maddr, mname, mmod)) {
+		k = ksyms__find(ks, maddr);
+		CHECK(k && streq(k->module, mmod) && k->addr == maddr,
+		      "module symbol %s [%s]", mname, mmod);
+		if (k)
+			printf("#   %#" PRIx64 " -> %s [%s]\n", maddr, k->name,
+			       k->module);
+	} else {
+		printf("#   no module symbols loaded: skipped\n");
+	}
+
+	CHECK(!symbolizer__new(&sym, NULL), "symbolizer");
+	if (s && sym) {
+		CHECK(!symbolizer__kernel(sym, s->addr + 4, false, &r) &&
+		      streq(r.name, "schedule") && r.offset == 4 && !r.module,
+		      "symbolizer: schedule+4");
+		/* a call ending schedule returns to the next symbol */
+		CHECK(!symbolizer__kernel(sym, s->end, true, &r) &&
+		      streq(r.name, "schedule") &&
+		      r.offset == s->end - s->addr, "return address");
+		err = symbolizer__kernel(sym, s->end, false, &r);
+		CHECK(!streq(r.name, "schedule"), "not a return address");
+	}
+	symbolizer__free(sym);
+	ksyms__free(ks);
+}
+
+/* ---------------------------------------------------------------- procs */
+
+static void test_procs(void)
+{
+	struct proc_map m = { .exec = true };
+	const struct proc_map *f, *g;
+	char self[PATH_MAX];
+	struct procs *p;
+
+	printf("# procs\n");
+	CHECK(!procs__new(&p), "new");
+	if (!p)
+		return;
+	m.start = 0x1000, m.end = 0x2000, m.path = "/bin/a";
+	procs__mmap(p, 100, &m);
+	m.start = 0x8000, m.end = 0x9000, m.path = "/lib/a2";
+	procs__mmap(p, 100, &m);
+	procs__set_comm(p, 100, "a");
+	CHECK(!procs__fork(p, 200, 100), "fork");
+	f = procs__find(p, 200, 0x1800);
+	CHECK(f && streq(f->path, "/bin/a"), "child inherits");
+	CHECK(streq(procs__comm(p, 200), "a"), "child comm");
+
+	procs__exec(p, 200, "b-with-a-very-long-name");
+	CHECK(streq(procs__comm(p, 200), "b-with-a-very-l"), "comm cut");
+	m.start = 0x1000, m.end = 0x3000, m.path = "/bin/b", m.pgoff = 0x10;
+	procs__mmap(p, 200, &m);
+	f = procs__find(p, 200, 0x1800);
+	CHECK(f && streq(f->path, "/bin/b") && f->gen == 1 &&
+	      f->pgoff == 0x10, "newest generation wins");
+	g = procs__find(p, 200, 0x8800);
+	CHECK(g && streq(g->path, "/lib/a2") && g->gen == 0,
+	      "older generation still answers where the newer has nothing");
+	f = procs__find(p, 100, 0x1800);
+	CHECK(f && streq(f->path, "/bin/a"), "parent unchanged");
+	m.start = 0x1800, m.end = 0x1900, m.path = "/lib/late";
+	procs__mmap(p, 200, &m);
+	f = procs__find(p, 200, 0x1850);
+	CHECK(f && streq(f->path, "/lib/late"), "later mmap over a range");
+	procs__exit(p, 200);
+	CHECK(!procs__alive(p, 200) && procs__alive(p, 100), "exit");
+	f = procs__find(p, 200, 0x2800);
+	CHECK(f && streq(f->path, "/bin/b"), "kept after exit");
+	CHECK(!procs__find(p, 300, 0x1000) && !procs__comm(p, 300), "unknown");
+
+	CHECK(!procs__load(p, getpid()), "load self");
+	f = procs__find(p, getpid(), (uint64_t)(uintptr_t)test_procs);
+	CHECK(realpath("/proc/self/exe", self) && f && streq(f->path, self) &&
+	      f->exec, "own text: %s", f ? f->path : "(none)");
+	procs__free(p);
+}
+
+/* -------------------------------------------------------------- libpath */
+
+static void test_libpath(void)
+{
+	char buf[PATH_MAX];
+
+	printf("# libpath\n");
+	CHECK(!libpath__resolve("c", 0, buf, sizeof(buf)) &&
+	      streq(base_name(buf), "libc.so.6"), "c -> %s", buf);
+	printf("#   c -> %s\n", buf);
+	CHECK(!libpath__resolve("pthread", 0, buf, sizeof(buf)) &&
+	      !strncmp(base_name(buf), "libpthread.so", 13),
+	      "pthread -> %s", buf);
+	printf("#   pthread -> %s\n", buf);
+	CHECK(!libpath__resolve("libc.so.6", 0, buf, sizeof(buf)) &&
+	      streq(base_name(buf), "libc.so.6"), "exact soname");
+	CHECK(!libpath__resolve("libz", 0, buf, sizeof(buf)) &&
+	      !strncmp(base_name(buf), "libz.so", 7), "libz -> %s", buf);
+	CHECK(!libpath__resolve("sh", 0, buf, sizeof(buf)) &&
+	      buf[0] == '/', "sh on $PATH -> %s", buf);
+	CHECK(!libpath__resolve("/proc/self/exe", 0, buf, sizeof(buf)) &&
+	      buf[0] == '/' && !strstr(buf, "/proc/"), "a path: realpath");
+	CHECK(libpath__resolve("./no/such/file", 0, buf, sizeof(buf)) ==
+	      -ENOENT, "missing path");
+	CHECK(libpath__resolve("zzz_no_such_lib", 0, buf, sizeof(buf)) ==
+	      -ENOENT, "missing library");
+	CHECK(libpath__resolve("c", 0, buf, 4) == -ENAMETOOLONG, "short buf");
+}
+
+/* ------------------------------------------------- sideband + symbolize */
+
+struct child {
+	pid_t pid;
+	int in;		/* its stdin: closing it lets the child exit */
+	uint64_t alpha, zv, asm_a, asm_c;
+};
+
+static int start_child(const char *path, struct child *c)
+{
+	int to[2], from[2];
+	FILE *f;
+	int n;
+
+	if (pipe(to) || pipe(from))
+		return -errno;
+	c->pid = fork();
+	if (c->pid < 0)
+		return -errno;
+	if (!c->pid) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[1]);
+		close(from[0]);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	c->in = to[1];
+	f = fdopen(from[0], "r");
+	n = f ? fscanf(f, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64,
+		       &c->alpha, &c->zv, &c->asm_a, &c->asm_c) : 0;
+	if (f)
+		fclose(f);
+	return n == 4 ? 0 : -EIO;
+}
+
+static void stop_child(struct child *c)
+{
+	int status;
+
+	close(c->in);
+	waitpid(c->pid, &status, 0);
+}
+
+/* What the symbolizer should say for a child of fixture path. */
+static void check_child(struct symbolizer *s, const struct child *c,
+			const char *path, const char *how)
+{
+	struct sym_result r;
+	int err;
+
+	err = symbolizer__user(s, c->pid, c->alpha, false, &r);
+	CHECK(!err && streq(r.name, "fx_alpha") && !r.offset &&
+	      streq(r.module, base_name(path)), "%s: fx_alpha: %d %s %s", how,
+	      err, r.name, r.module);
+	err = symbolizer__user(s, c->pid, c->alpha + 2, true, &r);
+	CHECK(!err && streq(r.name, "fx_alpha") && r.offset == 2,
+	      "%s: fx_alpha+2 as a return address", how);
+	err = symbolizer__user(s, c->pid, c->zv, false, &r);
+	CHECK(!err && streq(r.name, "zlibVersion") &&
+	      !strncmp(r.module, "libz.so", 7), "%s: libz: %d %s %s", how,
+	      err, r.name, r.module);
+	/* fx_asm_b ends in a call, and fx_asm_c starts right after it */
+	err = symbolizer__user(s, c->pid, c->asm_c, true, &r);
+	CHECK(!err && streq(r.name, "fx_asm_b") && r.offset == 6,
+	      "%s: return address names the caller: %s+%" PRIu64, how,
+	      r.name, r.offset);
+	err = symbolizer__user(s, c->pid, c->asm_c, false, &r);
+	CHECK(!err && streq(r.name, "fx_asm_c") && !r.offset,
+	      "%s: same address, not a return address", how);
+	err = symbolizer__user(s, c->pid, c->asm_a + 5, false, &r);
+	CHECK(err == -ENOENT && !r.name && streq(r.module, base_name(path)),
+	      "%s: between functions: unknown (%s+%#" PRIx64 ")", how,
+	      r.module, r.module_offset);
+	err = symbolizer__user(s, c->pid, 0x10, false, &r);
+	CHECK(err == -ENOENT && !r.name && !r.module, "%s: unmapped", how);
+}
+
+static void test_live(const char *path)
+{
+	struct symbolizer *s1 = NULL, *s2 = NULL;
+	struct procs *p1 = NULL, *p2 = NULL;
+	struct sideband *sb = NULL;
+	char buf[PATH_MAX], real[PATH_MAX];
+	struct child c;
+	const int *fds;
+	int err, n;
+
+	printf("# sideband + symbolizer: %s\n", path);
+	if (procs__new(&p1) || procs__new(&p2) ||
+	    symbolizer__new(&s1, p1) || symbolizer__new(&s2, p2)) {
+		CHECK(0, "setup");
+		goto out;
+	}
+	err = sideband__open(p1, &sb, 0);
+	CHECK(!err, "sideband__open: %d", err);
+	if (err)
+		goto out;
+	CHECK(sideband__fds(sb, &fds) == sysconf(_SC_NPROCESSORS_ONLN) &&
+	      fds[0] >= 0, "one fd per CPU");
+
+	err = start_child(path, &c);
+	CHECK(!err, "start %s", path);
+	if (err)
+		goto out;
+
+	/* alive: the /proc view */
+	CHECK(!libpath__resolve("z", c.pid, buf, sizeof(buf)) &&
+	      strstr(buf, "libz.so"), "libpath through maps: %s", buf);
+	CHECK(!procs__load(p2, c.pid), "procs__load");
+	check_child(s2, &c, path, "live");
+
+	stop_child(&c);
+	/* dead: only what the sideband saw */
+	n = sideband__drain(sb);
+	CHECK(n > 0, "drained %d records", n);
+	printf("#   %d records, %" PRIu64 " lost\n", n, sideband__lost(sb));
+	CHECK(!procs__alive(p1, c.pid), "seen exiting");
+	CHECK(streq(procs__comm(p1, c.pid), base_name(path)), "comm %s",
+	      procs__comm(p1, c.pid));
+	CHECK(realpath(path, real) &&
+	      procs__find(p1, c.pid, c.alpha) &&
+	      streq(procs__find(p1, c.pid, c.alpha)->path, real),
+	      "exec mapping recorded");
+	check_child(s1, &c, path, "exited");
+out:
+	sideband__free(sb);
+	symbolizer__free(s1);
+	symbolizer__free(s2);
+	procs__free(p1);
+	procs__free(p2);
+}
+
+/* Small rings: records wrap around the end, and overflow counts as lost. */
+static void test_small_ring(const char *path)
+{
+	struct symbolizer *s = NULL;
+	struct procs *p = NULL;
+	struct sideband *sb = NULL;
+	struct sym_result r;
+	struct child c;
+	int i, ok = 0, runs = 24;
+
+	printf("# sideband: one-page rings\n");
+	if (procs__new(&p) || symbolizer__new(&s, p) ||
+	    sideband__open(p, &sb, 1)) {
+		CHECK(0, "setup");
+		goto out;
+	}
+	CHECK(sideband__open(p, &(struct sideband *){ NULL }, 3) == -EINVAL,
+	      "pages must be a power of two");
+	/* each run leaves ~700 bytes of records: many trips round 4 KiB */
+	for (i = 0; i < runs; i++) {
+		if (start_child(path, &c))
+			break;
+		stop_child(&c);
+		if (sideband__drain(sb) < 0)
+			break;
+		ok += !symbolizer__user(s, c.pid, c.alpha, false, &r) &&
+		      streq(r.name, "fx_alpha");
+	}
+	CHECK(ok == runs, "%d of %d runs named after wrapping", ok, runs);
+
+	/* no draining: the rings overflow */
+	for (i = 0; i < 40; i++) {
+		pid_t pid = fork();
+
+		if (!pid) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		waitpid(pid, NULL, 0);
+	}
+	CHECK(sideband__drain(sb) > 0, "drain a full ring");
+	/*
+	 * The kernel writes its LOST record only once space is free again,
+	 * before the next record: make some.
+	 */
+	for (i = 0; i < 100 && !sideband__lost(sb); i++) {
+		pid_t pid = fork();
+
+		if (!pid)
+			_exit(0);
+		waitpid(pid, NULL, 0);
+		sideband__drain(sb);
+	}
+	CHECK(sideband__lost(sb) > 0, "lost records counted");
+	printf("#   %" PRIu64 " lost\n", sideband__lost(sb));
+out:
+	sideband__free(sb);
+	symbolizer__free(s);
+	procs__free(p);
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char cmd[3 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+	return system(cmd);
+}
+
+/*
+ * A binary replaced at its path after its process exited must not lend
+ * its symbols to the old one's addresses; a deleted one gives none.
+ */
+static void test_replaced(const char *pie, const char *nopie)
+{
+	char tmp[] = "/tmp/test_syms_fx.XXXXXX", exe[64];
+	struct symbolizer *s = NULL, *s2 = NULL;
+	struct procs *p = NULL;
+	struct sideband *sb = NULL;
+	struct sym_result r;
+	struct child c;
+	int err;
+
+	printf("# symbolizer: replaced and deleted files\n");
+	if (!mkdtemp(tmp) || procs__new(&p) || symbolizer__new(&s, p) ||
+	    symbolizer__new(&s2, p) || sideband__open(p, &sb, 0)) {
+		CHECK(0, "setup");
+		goto out;
+	}
+	snprintf(exe, sizeof(exe), "%s/fx", tmp);
+	if (copy_file(pie, exe) || start_child(exe, &c)) {
+		CHECK(0, "start copy");
+		goto out;
+	}
+	/* alive but deleted: /proc/PID/maps says so */
+	unlink(exe);
+	CHECK(!procs__load(p, c.pid), "load");
+	err = symbolizer__user(s2, c.pid, c.alpha, false, &r);
+	CHECK(err == -ENOENT && !r.name && r.path && strstr(r.path, "(deleted)"),
+	      "deleted: unknown (%s)", r.path);
+	stop_child(&c);
+	sideband__drain(sb);
+
+	/* dead, and another file now sits at the path */
+	copy_file(nopie, exe);
+	err = symbolizer__user(s, c.pid, c.alpha, false, &r);
+	CHECK(err == -ENOENT && !r.name && streq(r.module, "fx"),
+	      "replaced: unknown, not %s", r.name);
+	unlink(exe);
+out:
+	rmdir(tmp);
+	sideband__free(sb);
+	symbolizer__free(s);
+	symbolizer__free(s2);
+	procs__free(p);
+}
+
+int main(int argc, char **argv)
+{
+	char dir[PATH_MAX], pie[PATH_MAX + 16], nopie[PATH_MAX + 16];
+	ssize_t n;
+
+	/* the fixtures sit next to this binary unless given */
+	n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	dir[n > 0 ? n : 0] = '\0';
+	*strrchr(dir, '/') = '\0';
+	snprintf(pie, sizeof(pie), "%s/fx_pie", argc > 1 ? argv[1] : dir);
+	snprintf(nopie, sizeof(nopie), "%s/fx_nopie", argc > 1 ? argv[1] : dir);
+	signal(SIGPIPE, SIG_IGN);
+
+	test_elf(pie, ET_DYN);
+	test_elf(nopie, ET_EXEC);
+	test_elf_libc();
+	test_usdt(pie);
+	test_usdt(nopie);
+	test_ksyms_synthetic();
+	test_ksyms_real();
+	test_procs();
+	test_libpath();
+	test_live(pie);
+	test_live(nopie);
+	test_small_ring(pie);
+	test_replaced(pie, nopie);
+
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,41 @@
+#!/bin/bash
+# Usage: fetch-cloud-kernel.sh OUT_DIR
+# Fetches Debian's newest linux-image-6.1.0-*-cloud-amd64-unsigned (or
+# $VM_CLOUD_PKG, to pin one) without installing it, and leaves in OUT_DIR:
+# vmlinuz, config and VERSION ("package version"). Debian's System.map
+# is a stub (symbols are in the -dbg package): use /proc/kallsyms in the VM.
+# vmlinuz is written last, so make treats a half-done fetch as not done.
+set -euo pipefail
+here=$(dirname "$(realpath "$0")")
+. "$here/lib.sh"
+out=$(realpath -m "$1")
+mkdir -p "$out" "$VM_BUILD"
+
+newest() {
+	apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-cloud-amd64-unsigned$' |
+		cut -d' ' -f1 | sort -V | tail -n1
+}
+
+tmp=$out/tmp
+rm -rf "$tmp" && mkdir -p "$tmp"
+# Running as root into a root-owned dir: skip apt's _apt sandbox warning.
+download() { (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$1"); }
+
+pkg=${VM_CLOUD_PKG:-$(newest)}
+# Stale or missing package lists: either no candidate, or one the mirror has
+# already dropped. Refresh once and pick again.
+if [[ -z $pkg ]] || ! download "$pkg"; then
+	(flock 9 && apt-get update -q) 9>"$VM_BUILD/.apt.lock" >&2
+	pkg=${VM_CLOUD_PKG:-$(newest)}
+	[[ -n $pkg ]] || { echo "vm: no linux-image-6.1.0-*-cloud-amd64-unsigned in apt" >&2; exit 1; }
+	download "$pkg"
+fi
+
+deb=$(echo "$tmp"/*.deb)
+dpkg-deb --show --showformat='${Package} ${Version}\n' "$deb" >"$out/VERSION"
+dpkg-deb -x "$deb" "$tmp/x"
+cp "$tmp"/x/boot/config-* "$out/config"
+cp "$tmp"/x/boot/vmlinuz-* "$out/vmlinuz.new"
+mv "$out/vmlinuz.new" "$out/vmlinuz"
+rm -rf "$tmp" # the modules are useless here: the VMs load none
+echo "vm: cloud kernel $(cat "$out/VERSION")" >&2

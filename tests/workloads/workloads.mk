@@ -1,0 +1,15 @@
+# Test workloads: programs whose call paths and counts the tests know.
+# Frame pointers everywhere, no inlining or sibling calls, so a stack is
+# exactly the calls in the source.
+WL_CFLAGS := -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+             -fno-optimize-sibling-calls -fno-inline -Wall -Wextra -Werror
+WL_DIR    := $(BUILD)/tests/workloads
+WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt
+
+$(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -o $@ $^
+
+$(WL_DIR)/%: tests/workloads/%.c | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -o $@ $<
