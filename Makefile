@@ -89,15 +89,16 @@ $(BUILD)/obj/%.o: %.c $(SKELS) $(GEN) $(wildcard src/*.h compat/*.h bpf/*.h) | $
 $(BUILD)/stackcount: $(BUILD)/obj/src/stackcount.o $(SW_OBJS) $(BUILD)/bpf/fp.checked
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
-# A tracepoint that fires on any machine, from a workload whose stacks we know.
-demo: $(BUILD)/stackcount $(BUILD)/tests/workloads/paths
-	$(BUILD)/stackcount -d t:syscalls:sys_enter_getppid -- \
-		$(BUILD)/tests/workloads/paths 3
+# A tracepoint that fires on any machine: every context switch, for 3 s.
+demo: $(BUILD)/stackcount
+	$(BUILD)/stackcount -d -D 3 t:sched:sched_switch
 
 include tests/workloads/workloads.mk
+include tests/fixtures/fixtures.mk
+include tests/unit/unit.mk
 include tests/vm/vm.mk
 
-test: $(BUILD)/stackcount $(WORKLOADS) $(BUILD)/legacy_limits
+test: $(BUILD)/stackcount $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) 		$(BUILD)/tests/test_syms
 	@tests/run.sh
 
 clean:

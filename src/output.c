@@ -67,11 +67,21 @@ const char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 }
 
 /*
- * The tracing machinery's own frames sit above the traced call site when
- * the fp walker starts from its own frame at a tracepoint; the kernel's
- * unwinders start at the call site (perf_fetch_caller_regs).  Drop through
- * the event's perf handler.
+ * The fp walker starts a tracepoint's kernel walk from its own frame, so
+ * the tracing machinery's frames come first.  The kernel's unwinders start
+ * where perf_fetch_caller_regs() ran: in perf_trace_<event> (generic
+ * events) or perf_call_bpf_enter/exit (syscalls), whose return address is
+ * their first frame.  Drop through that function's frame.
  */
+static bool fetches_caller_regs(const char *fn)
+{
+	return !strcmp(fn, "perf_call_bpf_enter") ||
+	       !strcmp(fn, "perf_call_bpf_exit") ||
+	       (!strncmp(fn, "perf_trace_", 11) &&
+		strcmp(fn, "perf_trace_run_bpf_submit") &&
+		strncmp(fn, "perf_trace_buf_", 15));
+}
+
 static size_t tracepoint_skip(struct symbolizer *sym, const struct sw_stack *st)
 {
 	for (size_t i = 0; i < st->nk; i++) {
@@ -79,9 +89,7 @@ static size_t tracepoint_skip(struct symbolizer *sym, const struct sw_stack *st)
 
 		if (symbolizer__kernel(sym, st->kip[i], true, &r) || !r.name)
 			continue;
-		if (!strncmp(r.name, "perf_trace_", 11) ||
-		    !strcmp(r.name, "perf_syscall_enter") ||
-		    !strcmp(r.name, "perf_syscall_exit"))
+		if (fetches_caller_regs(r.name))
 			return i + 1;
 	}
 	return 0;

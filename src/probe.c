@@ -334,6 +334,11 @@ static int open_lib(const struct sw_pattern *p, pid_t pid,
 	int e;
 
 	e = libpath__resolve(p->lib, pid, path, sizeof(path));
+	if (e && (!strcmp(p->lib, "t") || !strcmp(p->lib, "u")))
+		return fail(err, errlen, -EINVAL, "incomplete pattern \"%s:%s\"; "
+			    "a %s is %s:%s", p->lib, p->name,
+			    *p->lib == 't' ? "tracepoint" : "USDT probe",
+			    p->lib, *p->lib == 't' ? "category:event" : "lib:probe");
 	if (e)
 		return fail(err, errlen, -ENOENT, "cannot find library or "
 			    "executable \"%s\"; give its path, e.g. "
@@ -371,7 +376,7 @@ static int resolve_uprobes(const struct sw_pattern *p,
 	t->matched = t->n;
 	if (!t->n)
 		return fail(err, errlen, -ENOENT, "no function matches \"%s\" in "
-			    "%s; list them with: nm -D --defined-only %s",
+			    "%s; list them with: nm %s",
 			    p->name, p->libpath, p->libpath);
 	return 0;
 }

@@ -229,6 +229,7 @@ static int calibrate(struct walker *w)
 	c.flags = SW_CFG_USTACK;
 	c.tgid = getpid();
 	c.tgid_mask = ~0u;
+	c.cpu_mask = 0;
 	c.key_mask = 0;
 	c.follow_mask = 0;
 	err = configure(w, &c);

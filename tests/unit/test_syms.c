@@ -121,7 +121,9 @@ int main(int argc, char **argv)
 #else
 /* ------------------------------------------------------------------- test */
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* memmem */
+#endif
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -27,6 +27,7 @@ say() { echo "boot: $*" >&2; echo "boot: $*" >&3; }
 # stdin from /dev/null: with -nographic qemu would otherwise put the
 # caller's terminal in raw mode.
 set +e
+# shellcheck disable=SC2086 # VM_QEMU_ARGS is split into words on purpose
 timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1G \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 quiet ${VM_APPEND:-}" \

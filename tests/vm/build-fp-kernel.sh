@@ -21,8 +21,10 @@ if [[ ! -f $src/.extracted ]]; then
 fi
 
 # ARCH=x86_64, not x86: with ARCH=x86, tinyconfig turns 64BIT off.
-# Fixed build user/host keep `uname -v` the same on every machine.
-export KBUILD_BUILD_USER=stackwalk KBUILD_BUILD_HOST=vm
+# Fixed build user, host, number and date keep `uname -v` the same on
+# every machine and every rebuild.
+export KBUILD_BUILD_USER=stackwalk KBUILD_BUILD_HOST=vm KBUILD_BUILD_VERSION=1
+export KBUILD_BUILD_TIMESTAMP="$(date -u -r /usr/src/linux-source-6.1.tar.xz)"
 kmake() { make -s -C "$src" O="$obj" ARCH=x86_64 "$@"; }
 
 # olddefconfig silently drops options whose dependencies are unmet: every

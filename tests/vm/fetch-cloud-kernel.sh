@@ -32,6 +32,7 @@ if [[ -z $pkg ]] || ! download "$pkg"; then
 fi
 
 deb=$(echo "$tmp"/*.deb)
+# shellcheck disable=SC2016 # ${...} is dpkg's syntax, not the shell's
 dpkg-deb --show --showformat='${Package} ${Version}\n' "$deb" >"$out/VERSION"
 dpkg-deb -x "$deb" "$tmp/x"
 cp "$tmp"/x/boot/config-* "$out/config"

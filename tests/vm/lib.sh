@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for tests/vm/*.sh (sourced, not run).
 
 # Repo-root-relative build dir for everything the VM scripts generate.

@@ -19,6 +19,7 @@
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 . "$here/lib.sh"
+[[ $# -ge 1 ]] || { echo "usage: $0 OUT.cpio.gz [SRC | DEST=SRC]..." >&2; exit 2; }
 need_pkgs busybox-static cpio
 
 out=$(realpath -m "$1")
@@ -76,8 +77,8 @@ fi
 status=$?
 echo "STACKWALK-VM-END status=$status"
 # The serial driver sends queued output from interrupts, which power-off
-# stops: stty sets the (unchanged) mode with TCSADRAIN, waiting for the
-# console to drain, so the end marker is not lost.
+# stops: stty sets the (unchanged) mode with TCSADRAIN, which waits for the
+# console to drain. Never seen lost under qemu, but the marker is the verdict.
 stty "$(stty -g)"
 poweroff -f
 # Only if power-off failed: with qemu -no-reboot a reboot ends qemu too.

@@ -1,0 +1,71 @@
+#!/usr/bin/env bats
+# Bad input: one line on stderr naming the problem and what to do, a
+# non-zero exit, nothing on stdout, and no probe left behind in tracefs.
+
+load helpers
+
+# expect_error STATUS 'stderr glob' stackcount-args...
+expect_error() {
+	local want=$1 msg=$2
+	shift 2
+	run --separate-stderr "$SC" "$@"
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq "$want" ]
+	[ -z "$output" ]
+	[ "$(echo "$stderr" | wc -l)" -eq 1 ]
+	[[ "$stderr" == stackcount:\ $msg ]]
+	[ -z "$(leftover_probes)" ]
+}
+
+@test "unknown option" {
+	expect_error 2 "unknown option '--bogus'; see stackcount --help" --bogus x
+	expect_error 2 "unknown option '-x'; see stackcount --help" -x x
+}
+
+@test "option without its argument, or a bad number" {
+	expect_error 2 "option '-p' needs an argument*" -p
+	expect_error 2 "invalid PID 'abc'*" -p abc x
+	expect_error 2 "invalid interval '0'; give a whole number of seconds" -i 0 x
+	expect_error 2 "unknown walker 'bogus'*" --walker bogus x
+}
+
+@test "no pattern, or two" {
+	expect_error 2 "no pattern given*"
+	expect_error 2 "unexpected argument 'b'*" a b
+	expect_error 2 "no command after --*" x --
+}
+
+@test "malformed patterns" {
+	expect_error 1 "too many ':'-separated parts in \"a:b:c:d\"*" a:b:c:d
+	expect_error 1 "unknown probe type 'x' in \"x:lib:f\"*" x:lib:f
+	expect_error 1 "incomplete pattern \"t:foo\"; a tracepoint is t:category:event" t:foo
+	expect_error 1 "incomplete pattern \"u:c:\"*" u:c:
+	expect_error 1 "\"(\" is not a valid regular expression*" -r 't:sched:('
+}
+
+@test "nothing matched: function, tracepoint, library, USDT" {
+	expect_error 1 "no function matches \"nosuch*\" in $W/paths*" "$W/paths:nosuch*"
+	expect_error 1 "no tracepoint matches \"sched:nosuch\"*" t:sched:nosuch
+	expect_error 1 "cannot find library or executable \"nosuchlib\"*" nosuchlib:foo
+	expect_error 1 "no USDT probe matches \"nosuch\" in $W/usdt; list them with: readelf -n*" "u:$W/usdt:nosuch"
+}
+
+@test "missing PID" {
+	pid=$(sh -c 'echo $$')	# a process that has just exited
+	expect_error 1 "no process with PID $pid; check the PID (ps -e)" -p "$pid" "$W/paths:work"
+}
+
+@test "-K with -U" {
+	expect_error 2 "-K and -U are mutually exclusive*" -K -U t:sched:sched_switch
+}
+
+@test "kernel without kprobes: kernel functions are refused, tracepoints suggested" {
+	grep -qx 'kprobes *no' <("$SC" --kernel-features) || skip "this kernel has kprobes"
+	expect_error 1 "this kernel has no kprobes (CONFIG_KPROBES is not set), so kernel functions cannot be traced; trace a tracepoint instead, e.g. t:syscalls:sys_enter_*" submit_bio
+	expect_error 1 "this kernel has no kprobes*" 'p::vfs_*'
+}
+
+@test "a walker the kernel cannot run kernel frames with" {
+	grep -q 'ORC' <("$SC" --kernel-features) || skip "this kernel has frame pointers"
+	expect_error 1 "--walker fp cannot walk kernel frames: this kernel has no frame pointers (CONFIG_UNWINDER_ORC=y); use -U for user frames, or another walker" --walker fp t:sched:sched_switch
+}

@@ -1,0 +1,71 @@
+# Shared by the bats suites: where things are, and how to drive them.
+bats_require_minimum_version 1.5.0
+
+
+TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+SC=$TOP/build/stackcount
+W=$TOP/build/tests/workloads
+
+# PIDs change from run to run; everything else in the output must not.
+normalize() {
+	sed -E 's/ \[[0-9]+\]$/ [PID]/'
+}
+
+# Probe events we leave in tracefs (there must be none once a run ends).
+leftover_probes() {
+	local d
+	for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+		cat "$d/kprobe_events" "$d/uprobe_events" 2>/dev/null || true
+	done
+}
+
+# Wait (bounded) until file $2 has at least $3 (default 1) lines matching $1.
+wait_for() {
+	local i n
+	for ((i = 0; i < 600; i++)); do
+		n=$(grep -c -- "$1" "$2" 2>/dev/null || true)
+		[ "${n:-0}" -ge "${3:-1}" ] && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for '$1' in $2" >&2
+	cat "$2" >&2
+	return 1
+}
+
+# phases: a workload that runs N calls of work() per number it reads.
+start_phases() {
+	mkfifo "$BATS_TEST_TMPDIR/phases.in"
+	"$W/phases" < "$BATS_TEST_TMPDIR/phases.in" > "$BATS_TEST_TMPDIR/phases.out" &
+	PHASES_PID=$!
+	exec 7> "$BATS_TEST_TMPDIR/phases.in"
+	PHASES_DONE=0
+}
+
+phase() {
+	echo "$1" >&7
+	PHASES_DONE=$((PHASES_DONE + 1))
+	wait_for '^done' "$BATS_TEST_TMPDIR/phases.out" "$PHASES_DONE"
+}
+
+stop_phases() {
+	exec 7>&-
+	wait "$PHASES_PID" 2>/dev/null || true
+}
+
+# stackcount in the background, output in $BATS_TEST_TMPDIR/sc.{out,err}.
+start_sc() {
+	"$SC" "$@" > "$BATS_TEST_TMPDIR/sc.out" 2> "$BATS_TEST_TMPDIR/sc.err" &
+	SC_PID=$!
+	wait_for '^Tracing' "$BATS_TEST_TMPDIR/sc.out"
+}
+
+stop_sc() {
+	kill -INT "$SC_PID"
+	wait "$SC_PID"
+}
+
+teardown_processes() {
+	[ -n "${SC_PID:-}" ] && kill -INT "$SC_PID" 2>/dev/null && wait "$SC_PID" 2>/dev/null
+	[ -n "${PHASES_PID:-}" ] && kill "$PHASES_PID" 2>/dev/null
+	return 0
+}

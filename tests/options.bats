@@ -1,0 +1,236 @@
+#!/usr/bin/env bats
+# Every option of bcc's stackcount, asserted on exact content.
+
+load helpers
+
+teardown() {
+	teardown_processes
+}
+
+# Offset of the return address after the call of $3 inside $2, in binary $1.
+ret_offset() {
+	local fn_addr line next
+	fn_addr=$(nm "$1" | awk -v f="$2" '$3 == f { print $1 }')
+	line=$(objdump -d --no-show-raw-insn "$1" |
+		sed -n "/<$2>:/,/^$/p" | grep -A1 "call.*<$3>" | tail -n1)
+	next=${line%%:*}
+	printf '0x%x\n' $((0x${next// /} - 0x$fn_addr))
+}
+
+@test "-s: offsets of the probed instruction and of each return address" {
+	run --separate-stderr "$SC" -U -s "$W/paths:work" -- "$W/paths" 1
+	[ "$status" -eq 0 ]
+	a=$(ret_offset "$W/paths" via_a work)
+	m=$(ret_offset "$W/paths" main via_a)
+	block=$(echo "$output" | sed -n '3,8p' | normalize)
+	expected=$(printf '  work+0x0\n  via_a+%s\n  main+%s\n' "$a" "$m")
+	[ "$(echo "$block" | head -3)" = "$expected" ]
+}
+
+# With -v every frame of the workload sits at its symbol's address plus
+# the offset shown, all moved by one load bias (the binary is PIE).
+@test "-v: raw addresses, one load bias for every frame of the binary" {
+	run --separate-stderr "$SC" -U -v -s "$W/paths:work" -- "$W/paths" 1
+	[ "$status" -eq 0 ]
+	biases=$(echo "$output" | awk 'NF == 2 && $2 ~ /\+0x/' | while read -r addr sym; do
+		name=${sym%%+*}; off=${sym#*+}
+		[ "$name" = "[unknown]" ] && continue
+		vaddr=$(nm "$W/paths" | awk -v f="$name" '$3 == f { print $1 }')
+		[ -n "$vaddr" ] || continue
+		printf '%x\n' $((0x$addr - 0x$vaddr - off))
+	done | sort -u)
+	echo "biases: $biases"
+	[ "$(echo "$biases" | wc -l)" -eq 1 ]
+	[ $((0x$biases % 4096)) -eq 0 ]
+	# an unnamed frame shows the module and the offset in it
+	echo "$output" | grep -Eq '^  [0-9a-f]+ +\[unknown\] \(libc\.so\.6\+0x[0-9a-f]+\)$'
+}
+
+@test "-f: folded lines, comm first, user frames from the root" {
+	run --separate-stderr "$SC" -f -U "$W/paths:work" -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	diff -u - <(echo "$output") <<'EOF'
+paths;[unknown];main;via_a;work 2
+paths;[unknown];main;via_b;work 4
+paths;[unknown];main;deep2;deep3;via_a;work 6
+EOF
+}
+
+# The kernel frames are the running kernel's; their shape is not.
+check_syscall_kernel_frames() {
+	local k
+	k=$(echo "$1" | sed '/^    --$/,$d' | grep '^  [^ ]')
+	echo "$k" | grep -qx '  do_syscall_64'
+	[ "$(echo "$k" | tail -n1)" = "  entry_SYSCALL_64_after_hwframe" ]
+}
+
+@test "tracepoint: exact count, kernel frames through the syscall entry, user frames named" {
+	for w in getstack stackmap; do
+		run --separate-stderr "$SC" -d --walker $w t:syscalls:sys_enter_getppid -- "$W/paths" 3
+		[ "$status" -eq 0 ]
+		[ "$(echo "$output" | grep -c '^    [0-9]')" -eq 1 ]
+		echo "$output" | grep -qx '    3'
+		check_syscall_kernel_frames "$output"
+		diff -u - <(echo "$output" | sed -n '/^    --$/,/^    [0-9]/p' | normalize) <<'EOF'
+    --
+  getppid
+  main
+  [unknown]
+    paths [PID]
+    3
+EOF
+	done
+}
+
+@test "tracepoint wildcards: every sys_enter event, getppid's exact" {
+	n=$(ls -d /sys/kernel/tracing/events/syscalls/sys_enter_* | wc -l)
+	run --separate-stderr "$SC" -U 't:syscalls:sys_enter_*' -- "$W/paths" 5
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | head -n1)" = "Tracing $n functions for \"t:syscalls:sys_enter_*\"... Hit Ctrl-C to end." ]
+	diff -u - <(echo "$output" | awk 'BEGIN { RS = "" } /(^|\n)  getppid\n/' | normalize) <<'EOF'
+  getppid
+  main
+  [unknown]
+    paths [PID]
+    5
+EOF
+}
+
+@test "-K: kernel frames only, merged across processes, no comm line" {
+	run --separate-stderr "$SC" -K t:syscalls:sys_enter_getppid -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	check_syscall_kernel_frames "$output"
+	! echo "$output" | grep -q 'paths \['
+	! echo "$output" | grep -qx '  getppid'
+	echo "$output" | grep -qx '    2'
+}
+
+@test "-P with -K: stacks per process, with the comm line" {
+	run --separate-stderr "$SC" -P -K t:syscalls:sys_enter_getppid -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	echo "$output" | normalize | grep -qx '    paths \[PID\]'
+	[ "$(echo "$output" | normalize | grep -A1 'paths \[PID\]' | tail -n1)" = "    2" ]
+}
+
+@test "-U: user frames only" {
+	run --separate-stderr "$SC" -U t:syscalls:sys_enter_getppid -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	diff -u - <(echo "$output" | normalize) <<'EOF'
+Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
+
+  getppid
+  main
+  [unknown]
+    paths [PID]
+    2
+
+Detaching...
+EOF
+}
+
+@test "-d: the delimiter sits between kernel and user frames, and not with -U" {
+	run --separate-stderr "$SC" -d t:syscalls:sys_enter_getppid -- "$W/paths" 1
+	[ "$(echo "$output" | grep -B1 -A1 -x '    --' | sed -n '1p;3p')" = \
+	  "$(printf '  entry_SYSCALL_64_after_hwframe\n  getppid')" ]
+	run --separate-stderr "$SC" -d -U t:syscalls:sys_enter_getppid -- "$W/paths" 1
+	! echo "$output" | grep -qx '    --'
+}
+
+@test "-f -d: the folded delimiter, kernel frames from the entry point" {
+	run --separate-stderr "$SC" -f -d t:syscalls:sys_enter_getppid -- "$W/paths" 4
+	[ "$status" -eq 0 ]
+	[[ "$output" == "paths;[unknown];main;getppid;-;entry_SYSCALL_64_after_hwframe;do_syscall_64;"*" 4" ]]
+}
+
+@test "-c: only events on that CPU" {
+	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
+	run --separate-stderr "$SC" -c 1 -U "$W/paths:via_b" -- taskset -c 1 "$W/paths" 3
+	echo "$output" | grep -qx '    6'
+	run --separate-stderr "$SC" -c 0 -U "$W/paths:via_b" -- taskset -c 1 "$W/paths" 3
+	[ "$(echo "$output" | grep -c '^    [0-9]')" -eq 0 ]
+}
+
+@test "-p: only that process, no comm line" {
+	start_phases
+	"$W/phases" <<< "7" > /dev/null	# another process running the same code
+	start_sc -U -p "$PHASES_PID" "$W/phases:work"
+	phase 5
+	"$W/phases" <<< "9" > /dev/null
+	phase 6
+	stop_sc
+	stop_phases
+	diff -u - <(sed -n '3,$p' "$BATS_TEST_TMPDIR/sc.out") <<'EOF'
+  work
+  via_a
+  main
+  [unknown]
+    11
+
+Detaching...
+EOF
+}
+
+@test "-i -T: each interval prints its own counts, with the time" {
+	start_phases
+	start_sc -U -i 1 -T -p "$PHASES_PID" "$W/phases:work"
+	phase 5
+	wait_for '^    5$' "$BATS_TEST_TMPDIR/sc.out"
+	phase 7
+	wait_for '^    7$' "$BATS_TEST_TMPDIR/sc.out"
+	stop_sc
+	stop_phases
+	out=$BATS_TEST_TMPDIR/sc.out
+	# counts in order: 5 then 7, never the sum
+	[ "$(grep -E '^    [0-9]+$' "$out" | tr -d ' ' | tr '\n' ' ')" = "5 7 " ]
+	# a time before each interval's stacks
+	[ "$(grep -cE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' "$out")" -ge 2 ]
+	grep -B6 -x '    5' "$out" | grep -qE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$'
+	[ "$(tail -n1 "$out")" = "Detaching..." ]
+}
+
+@test "-D: ends by itself after the duration, with the counts" {
+	start_phases
+	phase 4
+	"$SC" -U -D 1 -p "$PHASES_PID" "$W/phases:work" > "$BATS_TEST_TMPDIR/d.out" &
+	pid=$!
+	wait_for '^Tracing' "$BATS_TEST_TMPDIR/d.out"
+	phase 3
+	wait "$pid"
+	stop_phases
+	grep -qx '    3' "$BATS_TEST_TMPDIR/d.out"
+	[ "$(tail -n1 "$BATS_TEST_TMPDIR/d.out")" = "Detaching..." ]
+}
+
+@test "-- COMMAND: its exit status is ours" {
+	run "$SC" -U "$W/paths:work" -- sh -c "exit 7"
+	[ "$status" -eq 7 ]
+	run -127 "$SC" -U "$W/paths:work" -- /nonexistent/cmd
+	[ "$status" -eq 127 ]
+	[[ "$output" == *"cannot run /nonexistent/cmd"* ]]
+}
+
+@test "-- COMMAND: the processes it starts are traced, others are not" {
+	"$W/paths" 1 &
+	run --separate-stderr "$SC" -f -U "$W/paths:via_b" -- sh -c "$W/paths 2; $W/paths 3"
+	[ "$status" -eq 0 ]
+	[ "$output" = "paths;[unknown];main;via_b 10" ]
+}
+
+@test "--debug: the walker chosen, why, and its BPF source" {
+	run --separate-stderr "$SC" --debug -U "$W/paths:work" -- "$W/paths" 1
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | head -n1)" = "walker: getstack (bpf_get_stack is available (4.18+): exact raw-frame keys)" ]
+	echo "$output" | grep -q 'bpf_get_stack(ctx'
+	run --separate-stderr "$SC" --debug --walker fp -U "$W/paths:work" -- "$W/paths" 1
+	[ "$(echo "$output" | head -n1)" = "walker: fp (chosen with --walker)" ]
+	echo "$output" | grep -q 'Generated by gen/walker.py'
+}
+
+@test "--kernel-features: the host kernel's table and the walker it gets" {
+	run "$SC" --kernel-features
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -qx 'kprobes                            no'
+	echo "$output" | grep -qx 'get_stack (4.18)                   yes'
+	echo "$output" | grep -qx 'kernel unwinder                    ORC (CONFIG_UNWINDER_ORC=y)'
+	echo "$output" | grep -qx 'walker                             getstack: bpf_get_stack is available (4.18+): exact raw-frame keys'
+}

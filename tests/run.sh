@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every test suite (TAP from bats) and ends with one line:
+# "N passed, N failed".  A suite that stops before reporting every test it
+# planned counts the missing ones as failed.
+set -u
+cd "$(dirname "$0")/.."
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run_suite() {
+	local out planned got
+	out=$(mktemp)
+	"$@" 2>&1 | tee "$out"
+	planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$out" | head -n1)
+	got=$(grep -cE '^(not )?ok ' "$out")
+	cat "$out" >> "$log"
+	if [ -z "$planned" ] || [ "$got" -lt "$planned" ]; then
+		echo "not ok - $* stopped after $got of ${planned:-?} tests" | tee -a "$log"
+	fi
+	rm -f "$out"
+}
+
+run_suite bats --tap tests/unit.bats tests/walkers.bats tests/options.bats \
+	tests/errors.bats tests/legacy.bats tests/man.bats
+if [ -x tests/vm/run.sh ]; then
+	run_suite tests/vm/run.sh
+fi
+
+passed=$(grep -c '^ok ' "$log")
+failed=$(grep -c '^not ok ' "$log")
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

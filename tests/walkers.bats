@@ -1,0 +1,183 @@
+#!/usr/bin/env bats
+# Every walker counts exactly the stacks the workloads make, and all agree.
+
+load helpers
+
+teardown() {
+	teardown_processes
+}
+
+expected_work() {
+	cat <<EOF
+Tracing 1 functions for "$W/paths:work"... Hit Ctrl-C to end.
+
+  work
+  via_a
+  main
+  [unknown]
+    paths [PID]
+    2
+
+  work
+  via_b
+  main
+  [unknown]
+    paths [PID]
+    4
+
+  work
+  via_a
+  deep3
+  deep2
+  main
+  [unknown]
+    paths [PID]
+    6
+
+Detaching...
+EOF
+}
+
+# via_a and via_b differ only in work's caller, which a walker that starts
+# at the frame pointer drops at a probe on work's first instruction.
+@test "getstack: exact stacks and counts, caller at function entry kept" {
+	run --separate-stderr "$SC" -U --walker getstack "$W/paths:work" -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	diff -u <(expected_work) <(echo "$output" | normalize)
+}
+
+@test "stackmap: exact stacks and counts, caller at function entry kept" {
+	run --separate-stderr "$SC" -U --walker stackmap "$W/paths:work" -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	diff -u <(expected_work) <(echo "$output" | normalize)
+}
+
+@test "fp: exact stacks and counts, caller at function entry kept" {
+	run --separate-stderr "$SC" -U --walker fp "$W/paths:work" -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	diff -u <(expected_work) <(echo "$output" | normalize)
+}
+
+# leaf() does not start with push %rbp: kernels that add the caller for
+# such functions themselves do not here, so each walker must.
+@test "all walkers agree at a function without its own frame" {
+	for w in getstack stackmap fp; do
+		"$SC" -U --walker $w "$W/paths:leaf" -- "$W/paths" 3 | normalize > "$BATS_TEST_TMPDIR/$w"
+	done
+	grep -qx '  leaf' "$BATS_TEST_TMPDIR/fp"
+	[ "$(grep -c '^  via_b$' "$BATS_TEST_TMPDIR/fp")" -eq 1 ]
+	diff -u "$BATS_TEST_TMPDIR/getstack" "$BATS_TEST_TMPDIR/stackmap"
+	diff -u "$BATS_TEST_TMPDIR/getstack" "$BATS_TEST_TMPDIR/fp"
+}
+
+# manypaths: 4096 paths, path p taken p%3+1 times, its bits spelled by
+# which of lvl's two call sites each frame returns to.
+check_manypaths() {
+	awk '
+	/^  target\+/ { n = 0; next }
+	/^  lvl\+/ { f[n++] = $1; next }
+	/^    [0-9]+$/ && n {
+		bits = ""
+		for (i = n - 1; i >= 1; i--) bits = bits f[i] " "
+		cnt[++stacks] = $1; path[stacks] = bits
+		for (i = 1; i < n; i++) site[f[i]] = 1
+		n = 0
+	}
+	END {
+		# the two sites other than the call of target (frame 0 of lvl)
+		k = 0
+		for (s in site) if (s != f0) sites[k++] = s
+		ok = 0
+		for (one = 0; one < 2 && !ok; one++) {
+			good = 1; delete seen
+			for (j = 1; j <= stacks; j++) {
+				m = split(path[j], fr, " "); p = 0
+				for (i = 1; i <= m; i++) p = p * 2 + (fr[i] == sites[one])
+				if (p in seen || cnt[j] != p % 3 + 1) { good = 0; break }
+				seen[p] = 1
+			}
+			ok = good
+		}
+		printf "%d stacks, %s\n", stacks, ok ? "every count exact" : "WRONG"
+		exit !(ok && stacks == 4096)
+	}' f0="$1"
+}
+
+@test "auto: a few thousand distinct stacks, each with its exact count" {
+	run --separate-stderr "$SC" -U -s "$W/manypaths:target" -- "$W/manypaths" 12
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	site0=$(echo "$output" | awk '/^  target\+/ { getline; print $1; exit }')
+	echo "$output" | check_manypaths "$site0"
+}
+
+lost_of() {
+	sed -nE 's/^([0-9]+) stacks lost: .*/\1/p'
+}
+
+counted_of() {
+	awk '/^    [0-9]+$/ { s += $1 } END { print s + 0 }'
+}
+
+@test "stackmap with a small map: every event is counted or reported lost" {
+	run --separate-stderr "$SC" -U -s --walker stackmap --stack-storage-size 1024 \
+		"$W/manypaths:target" -- "$W/manypaths" 12
+	[ "$status" -eq 0 ]
+	lost=$(echo "$stderr" | lost_of)
+	counted=$(echo "$output" | counted_of)
+	echo "counted $counted lost $lost: $stderr"
+	[ "$lost" -gt 0 ]
+	[ $((counted + lost)) -eq 8191 ]
+	[[ "$stderr" == *"stack id collisions"* ]]
+}
+
+@test "fp with a small counts map: the overflow is reported, not dropped" {
+	run --separate-stderr "$SC" -U -s --walker fp --stack-storage-size 1024 \
+		"$W/manypaths:target" -- "$W/manypaths" 12
+	[ "$status" -eq 0 ]
+	lost=$(echo "$stderr" | lost_of)
+	counted=$(echo "$output" | counted_of)
+	[ $((counted + lost)) -eq 8191 ]
+	[ "$(echo "$output" | grep -c '^    [0-9]')" -eq 1024 ]
+	[[ "$stderr" == *"to a full counts map"* ]]
+}
+
+expected_usdt() {
+	cat <<EOF
+Tracing 2 functions for "u:$W/usdt:t*"... Hit Ctrl-C to end.
+
+  tick_site
+  main
+  [unknown]
+    usdt [PID]
+    3
+
+  tock_site
+  main
+  [unknown]
+    usdt [PID]
+    6
+
+Detaching...
+EOF
+}
+
+# tock fires only while its semaphore is set: its count proves we set it.
+@test "USDT with and without a semaphore, exact counts, every walker" {
+	for w in getstack stackmap fp; do
+		run --separate-stderr "$SC" -U --walker $w "u:$W/usdt:t*" -- "$W/usdt" 3
+		[ "$status" -eq 0 ]
+		diff -u <(expected_usdt) <(echo "$output" | normalize)
+	done
+}
+
+@test "a USDT probe by exact name" {
+	run --separate-stderr "$SC" -U "u:$W/usdt:tock" -- "$W/usdt" 4
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Tracing 1 functions"* ]]
+	[ "$(echo "$output" | counted_of)" -eq 8 ]
+}
+
+@test "no probe is left in tracefs after any of these runs" {
+	[ -z "$(leftover_probes)" ]
+}
