@@ -8,14 +8,17 @@
 #include <linux/perf_event.h>
 #include "attach.h"
 
-static int perf_open(struct perf_event_attr *attr)
+static int perf_open(struct perf_event_attr *attr, int pid)
 {
 	attr->size = sizeof(*attr);
 	attr->sample_period = 1;
 	attr->wakeup_events = 1;
-	/* pid -1, cpu 0: the program runs for every task on every CPU */
-	return syscall(__NR_perf_event_open, attr, -1, 0, -1,
-		       PERF_FLAG_FD_CLOEXEC);
+	/*
+	 * pid -1, cpu 0: the program runs for every task on every CPU.  A
+	 * uprobe opened for one process is only armed in its address space.
+	 */
+	return syscall(__NR_perf_event_open, attr, pid ? pid : -1, pid ? -1 : 0,
+		       -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 static int open_pmu(const struct sw_features *f,
@@ -35,17 +38,17 @@ static int open_pmu(const struct sw_features *f,
 		/* bit 0 of config is "retprobe" in the kprobe PMU's format */
 		attr.config = s->kind == SW_PROBE_KRETPROBE;
 	}
-	return perf_open(&attr);
+	return perf_open(&attr, s->pid);
 }
 
-static int open_tracepoint(int id)
+static int open_tracepoint(int id, int pid)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
 		.config = id,
 	};
 
-	return perf_open(&attr);
+	return perf_open(&attr, pid);
 }
 
 static bool use_pmu(const struct sw_features *f, enum sw_probe_kind k)
@@ -68,7 +71,7 @@ int sw_attach(const struct sw_features *f, int prog_fd,
 		id = sw_tracefs_event_id(f->tracefs, s->category, s->event);
 		if (id < 0)
 			return id;
-		a->perf_fd = open_tracepoint(id);
+		a->perf_fd = open_tracepoint(id, 0);
 	} else if (use_pmu(f, s->kind)) {
 		a->perf_fd = open_pmu(f, s);
 	} else {
@@ -88,7 +91,7 @@ int sw_attach(const struct sw_features *f, int prog_fd,
 			err = id;
 			goto fail;
 		}
-		a->perf_fd = open_tracepoint(id);
+		a->perf_fd = open_tracepoint(id, s->pid);
 	}
 	if (a->perf_fd < 0) {
 		err = -errno;

@@ -25,6 +25,7 @@ struct sw_probe_spec {
 	unsigned long offset;		/* uprobe: file offset */
 	unsigned long ref_ctr_off;	/* uprobe: USDT semaphore, 0 if none */
 	const char *category, *event;	/* tracepoint */
+	int pid;			/* uprobe: only in this process (0: all) */
 };
 
 struct sw_attachment {

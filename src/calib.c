@@ -4,7 +4,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "calib.h"
-#include "../compat/attach.h"
 
 /*
  * Written in assembly so that its first instruction is push %rbp whatever
@@ -50,10 +49,10 @@ static int self_offset(__u64 addr, char *path, size_t len, unsigned long *off)
 	return err;
 }
 
-int sw_calib_run(const struct sw_features *f, int prog_fd, struct sw_calib *c)
+int sw_calib_run(const struct sw_features *f, int prog_fd, struct sw_calib *c,
+		 struct sw_attachment *a)
 {
 	struct sw_probe_spec spec = { .kind = SW_PROBE_UPROBE };
-	struct sw_attachment a;
 	void (*volatile target)(__u64 *) = sw_calib_target;
 	char path[4096];
 	int err;
@@ -63,10 +62,11 @@ int sw_calib_run(const struct sw_features *f, int prog_fd, struct sw_calib *c)
 	if (err)
 		return err;
 	spec.path = path;
-	err = sw_attach(f, prog_fd, &spec, 0, &a);
+	/* armed in our process only: it stays attached until we exit */
+	spec.pid = getpid();
+	err = sw_attach(f, prog_fd, &spec, 0, a);
 	if (err)
 		return err;
 	target(&c->ret);
-	sw_detach(f, &a);
 	return 0;
 }

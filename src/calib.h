@@ -9,13 +9,19 @@
 #define SW_CALIB_H
 
 #include <linux/types.h>
-#include "../compat/kfeatures.h"
+#include "../compat/attach.h"
 
 struct sw_calib {
 	__u64 target;	/* the probed function, where the stack starts */
 	__u64 ret;	/* the return address into its caller */
 };
 
-int sw_calib_run(const struct sw_features *f, int prog_fd, struct sw_calib *c);
+/*
+ * Fires the probe once; the attachment is left in *a for the caller to
+ * detach with the others at exit, since detaching a uprobe waits out an
+ * RCU grace period (~100 ms) that start-up should not pay.
+ */
+int sw_calib_run(const struct sw_features *f, int prog_fd, struct sw_calib *c,
+		 struct sw_attachment *a);
 
 #endif

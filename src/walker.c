@@ -202,6 +202,23 @@ static void base_config(const struct walker *w, struct sw_config *c)
 	c->stack_padding = f->stack_padding;
 }
 
+/* Room for one more attachment at w->att[w->natt]. */
+static int reserve_attachment(struct walker *w)
+{
+	struct sw_attachment *a;
+	size_t cap;
+
+	if (w->natt < w->cap)
+		return 0;
+	cap = w->cap ? w->cap * 2 : 16;
+	a = realloc(w->att, cap * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	w->att = a;
+	w->cap = cap;
+	return 0;
+}
+
 static void clear_map(struct bpf_map *m)
 {
 	char key[4096], next[4096];
@@ -234,9 +251,13 @@ static int calibrate(struct walker *w)
 	c.follow_mask = 0;
 	err = configure(w, &c);
 	if (!err)
+		err = reserve_attachment(w);
+	if (!err)
 		err = sw_calib_run(w->f, bpf_program__fd(prog(w,
 				   w->o.kind == SW_WALKER_GETSTACK ? "gs_uprobe" : "sm_uprobe")),
-				   &cal);
+				   &cal, &w->att[w->natt]);
+	if (!err)
+		w->natt++;
 	if (!err)
 		err = walker__read(w, &s);
 	if (err)
@@ -336,18 +357,10 @@ fail:
 static int add_attachment(struct walker *w, int prog_fd,
 			  const struct sw_probe_spec *spec)
 {
-	struct sw_attachment *a;
-	int err;
+	int err = reserve_attachment(w);
 
-	if (w->natt == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 16;
-
-		a = realloc(w->att, cap * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		w->att = a;
-		w->cap = cap;
-	}
+	if (err)
+		return err;
 	err = sw_attach(w->f, prog_fd, spec, w->natt, &w->att[w->natt]);
 	if (!err)
 		w->natt++;

@@ -234,3 +234,28 @@ EOF
 	echo "$output" | grep -qx 'kernel unwinder                    ORC (CONFIG_UNWINDER_ORC=y)'
 	echo "$output" | grep -qx 'walker                             getstack: bpf_get_stack is available (4.18+): exact raw-frame keys'
 }
+
+@test "lib as a library name (c), with wildcards, the caller at entry kept" {
+	run --separate-stderr "$SC" -U 'c:getpp*d' -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	diff -u - <(echo "$output" | normalize) <<'EOF2'
+Tracing 1 functions for "c:getpp*d"... Hit Ctrl-C to end.
+
+  getppid
+  syscalls
+  main
+  [unknown]
+    paths [PID]
+    2
+
+Detaching...
+EOF2
+}
+
+@test "lib as an executable found on PATH" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	cp "$W/paths" "$BATS_TEST_TMPDIR/bin/sw-paths"
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH run --separate-stderr "$SC" -f -U sw-paths:via_b -- sw-paths 3
+	[ "$status" -eq 0 ]
+	[ "$output" = "sw-paths;[unknown];main;via_b 6" ]
+}

@@ -23,8 +23,8 @@ fi
 # ARCH=x86_64, not x86: with ARCH=x86, tinyconfig turns 64BIT off.
 # Fixed build user, host, number and date keep `uname -v` the same on
 # every machine and every rebuild.
-export KBUILD_BUILD_USER=stackwalk KBUILD_BUILD_HOST=vm KBUILD_BUILD_VERSION=1
-export KBUILD_BUILD_TIMESTAMP="$(date -u -r /usr/src/linux-source-6.1.tar.xz)"
+KBUILD_BUILD_TIMESTAMP=$(date -u -r /usr/src/linux-source-6.1.tar.xz)
+export KBUILD_BUILD_USER=stackwalk KBUILD_BUILD_HOST=vm KBUILD_BUILD_VERSION=1 KBUILD_BUILD_TIMESTAMP
 kmake() { make -s -C "$src" O="$obj" ARCH=x86_64 "$@"; }
 
 # olddefconfig silently drops options whose dependencies are unmet: every
