@@ -35,7 +35,7 @@ SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o
 DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
              gcc make systemtap-sdt-dev bats file man-db
 
-.PHONY: all deps demo test bench clean
+.PHONY: all deps demo test vmtest vmtest-deps bench clean
 all: $(BUILD)/stackcount
 
 # Installs only what is missing, so a ready machine pays one dpkg query.

@@ -301,7 +301,8 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "get_stack (4.18)", yes(f->helper_get_stack));
 	fprintf(out, "%-34s %s\n", "kprobes", yes(f->kprobes));
 	fprintf(out, "%-34s %s\n", "uprobes (4.3)", yes(f->uprobes));
-	fprintf(out, "%-34s %s\n", "kprobe/uprobe PMUs (4.17)", yes(f->pmu_kprobe && f->pmu_uprobe));
+	fprintf(out, "%-34s %s\n", "kprobe PMU (4.17)", yes(f->pmu_kprobe));
+	fprintf(out, "%-34s %s\n", "uprobe PMU (4.17)", yes(f->pmu_uprobe));
 	fprintf(out, "%-34s %s\n", "USDT semaphores by kernel (4.20)", yes(f->uprobe_ref_ctr));
 	fprintf(out, "%-34s %s\n", "tracefs", f->tracefs[0] ? f->tracefs : "not found");
 	fprintf(out, "%-34s %s (%s)\n", "kernel unwinder", unw[f->unwinder], f->unwinder_why);

@@ -34,36 +34,25 @@ static bool mounted(const char *dir)
  */
 int sw_tracefs_find(char *path, size_t len, bool legacy)
 {
-	const char *order[2] = { TRACEFS, DEBUG_TRACING };
+	const char *first = legacy ? DEBUG_TRACING : TRACEFS;
+	const char *second = legacy ? TRACEFS : DEBUG_TRACING;
+	const char *found = NULL;
 
-	if (legacy) {
-		order[0] = DEBUG_TRACING;
-		order[1] = TRACEFS;
-	}
-	for (int i = 0; i < 2; i++) {
-		if (mounted(order[i]))
-			goto found;
-	}
-	if (legacy) {
-		if (!mounted(DEBUG_TRACING))
-			mount("debugfs", DEBUGFS, "debugfs", 0, NULL);
-		if (mounted(DEBUG_TRACING)) {
-			order[0] = DEBUG_TRACING;
-			goto found;
-		}
-	}
-	if (!mount("tracefs", TRACEFS, "tracefs", 0, NULL) && mounted(TRACEFS)) {
-		order[0] = TRACEFS;
-		goto found;
-	}
-	if (!mount("debugfs", DEBUGFS, "debugfs", 0, NULL) &&
-	    mounted(DEBUG_TRACING)) {
-		order[0] = DEBUG_TRACING;
-		goto found;
-	}
-	return -ENOENT;
-found:
-	snprintf(path, len, "%s", order[0]);
+	if (mounted(first))
+		found = first;
+	else if (legacy && !mount("debugfs", DEBUGFS, "debugfs", 0, NULL) &&
+		 mounted(DEBUG_TRACING))
+		found = DEBUG_TRACING;
+	else if (mounted(second))
+		found = second;
+	else if (!mount("tracefs", TRACEFS, "tracefs", 0, NULL) && mounted(TRACEFS))
+		found = TRACEFS;
+	else if (!mount("debugfs", DEBUGFS, "debugfs", 0, NULL) &&
+		 mounted(DEBUG_TRACING))
+		found = DEBUG_TRACING;
+	if (!found)
+		return -ENOENT;
+	snprintf(path, len, "%s", found);
 	return 0;
 }
 

@@ -1,14 +1,43 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
 #include "cmd.h"
 
+/*
+ * The file execvp would run, found before the child starts: its search
+ * would otherwise be traced as a string of failed execve calls.
+ */
+static int which(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *end;
+
+	if (strchr(cmd, '/')) {
+		snprintf(out, len, "%s", cmd);
+		return access(out, X_OK) ? -errno : 0;
+	}
+	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p = end + !!*end) {
+		end = strchrnul(p, ':');
+		snprintf(out, len, "%.*s%s%s", (int)(end - p), p, end > p ? "/" : "", cmd);
+		if (!access(out, X_OK))
+			return 0;
+		if (!*end)
+			break;
+	}
+	return -ENOENT;
+}
+
 int sw_cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask)
 {
-	int go[2], st[2];
+	int go[2], st[2], err;
+
+	err = which(argv[0], c->path, sizeof(c->path));
+	if (err)
+		return err;
 
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
@@ -37,7 +66,7 @@ int sw_cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask)
 		/* EOF on go: the tracer is ready (or gone) */
 		while (read(go[0], &b, 1) < 0 && errno == EINTR)
 			;
-		execvp(argv[0], argv);
+		execv(c->path, argv);
 		b = errno;
 		if (write(st[1], &b, 1) < 0)
 			_exit(127);

@@ -13,9 +13,13 @@ struct sw_cmd {
 	pid_t pid;
 	int go;		/* write end: closing it lets the child exec */
 	int status;	/* read end: the exec's errno, or EOF when it worked */
+	char path[4096];	/* what runs: argv[0] found on PATH */
 };
 
-/* Fork; the child restores sigmask, waits for sw_cmd_go, then execs argv. */
+/*
+ * Find argv[0] on PATH (-ENOENT, -EACCES when it cannot run), then fork;
+ * the child restores sigmask, waits for sw_cmd_go, then execs it.
+ */
 int sw_cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask);
 /* Let it run; -errno of a failed exec (the child has then exited). */
 int sw_cmd_go(struct sw_cmd *c);

@@ -178,55 +178,147 @@ static struct sw_target *add(struct sw_targets *t, enum sw_role role,
 
 /* ---- kernel functions ---- */
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The functions ftrace can patch (and so kprobes can attach to through
+ * it), sorted for bsearch; NULL without ftrace.  It lists one name per
+ * address (6.1 lists __do_sys_getppid, not its alias __x64_sys_getppid).
+ */
+static char **traceable(const char *tracefs, size_t *n)
+{
+	char path[PATH_MAX + 64], line[512], **v = NULL;
+	size_t cap = 0;
+	FILE *in;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "%s/available_filter_functions", tracefs);
+	in = tracefs[0] ? fopen(path, "r") : NULL;
+	if (!in)
+		return NULL;
+	while (fgets(line, sizeof(line), in)) {
+		line[strcspn(line, " \t\n")] = 0;
+		if (*n == cap) {
+			char **g = realloc(v, (cap = cap ? 2 * cap : 4096) * sizeof(*v));
+
+			if (!g)
+				break;
+			v = g;
+		}
+		if (!(v[*n] = strdup(line)))
+			break;
+		(*n)++;
+	}
+	fclose(in);
+	qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+struct ksym_name {
+	unsigned long long addr;
+	char *name;
+	bool traceable;
+};
+
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct ksym_name *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Text symbols of the core kernel and modules, sorted by address. */
+static struct ksym_name *kernel_functions(char **ok, size_t nok, size_t *n)
+{
+	struct ksym_name *v = NULL;
+	char line[512], name[256], type;
+	unsigned long long addr;
+	size_t cap = 0;
+	FILE *in = fopen("/proc/kallsyms", "r");
+
+	*n = 0;
+	while (in && fgets(line, sizeof(line), in)) {
+		char *key = name;
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 ||
+		    (type != 't' && type != 'T') ||
+		    /* padding and CFI stubs before functions (6.x) */
+		    !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6))
+			continue;
+		if (*n == cap) {
+			struct ksym_name *g = realloc(v, (cap = cap ? 2 * cap : 65536) * sizeof(*v));
+
+			if (!g)
+				break;
+			v = g;
+		}
+		v[*n].addr = addr;
+		v[*n].traceable = !ok || bsearch(&key, ok, nok, sizeof(*ok), cmp_str);
+		if (!(v[*n].name = strdup(name)))
+			break;
+		(*n)++;
+	}
+	if (in)
+		fclose(in);
+	qsort(v, *n, sizeof(*v), cmp_addr);
+	return v;
+}
+
 static int resolve_kprobes(const struct sw_pattern *p,
 			   const struct sw_features *f, struct sw_targets *t,
 			   char *err, size_t errlen)
 {
-	char path[PATH_MAX + 64], line[512];
-	FILE *in;
+	struct ksym_name *ks;
+	size_t nok, nks, i, j;
+	char **ok;
+	int e = 0;
 
 	if (!f->kprobes)
 		return fail(err, errlen, -EOPNOTSUPP, "this kernel has no "
 			    "kprobes (CONFIG_KPROBES is not set), so kernel "
 			    "functions cannot be traced; trace a tracepoint "
 			    "instead, e.g. t:syscalls:sys_enter_*");
-	/* the functions ftrace (hence kprobes on ftrace) can patch */
-	snprintf(path, sizeof(path), "%s/available_filter_functions", f->tracefs);
-	in = fopen(path, "r");
-	if (!in)
-		in = fopen("/proc/kallsyms", "r");
-	if (!in)
-		return fail(err, errlen, -errno, "cannot list kernel functions: "
-			    "%s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), in)) {
-		char *name = line, type = 't';
+	ok = traceable(f->tracefs, &nok);
+	ks = kernel_functions(ok, nok, &nks);
+	if (!nks)
+		e = fail(err, errlen, -ENOENT, "cannot list kernel functions: "
+			 "/proc/kallsyms is unreadable or hides addresses");
+	/* aliases share an address: one probe, under the first name matched */
+	for (i = 0; !e && i < nks; i = j) {
+		bool traceable = false;
+		const char *hit = NULL;
 		struct sw_target *tg;
 
-		line[strcspn(line, "\n")] = 0;
-		/* kallsyms: "addr type name [module]"; the other: "name [module]" */
-		if (sscanf(line, "%*x %c %*s", &type) == 1) {
-			name = strchr(strchr(line, ' ') + 1, ' ') + 1;
-			if (type != 't' && type != 'T')
-				continue;
+		for (j = i; j < nks && ks[j].addr == ks[i].addr; j++) {
+			traceable |= ks[j].traceable;
+			if (!hit && matches(&p->re, ks[j].name))
+				hit = ks[j].name;
 		}
-		name[strcspn(name, " \t")] = 0;
-		if (!matches(&p->re, name))
+		if (!hit || !traceable)
 			continue;
-		/* one name may be listed twice (static functions) */
-		if (t->n && !strcmp(t->v[t->n - 1].name, name))
-			continue;
-		tg = add(t, SW_ROLE_KPROBE, name);
-		if (!tg || !(tg->spec.func = strdup(name))) {
-			fclose(in);
-			return -ENOMEM;
+		tg = add(t, SW_ROLE_KPROBE, hit);
+		if (!tg || !(tg->spec.func = strdup(hit))) {
+			e = -ENOMEM;
+			break;
 		}
 		tg->spec.kind = SW_PROBE_KPROBE;
 	}
-	fclose(in);
+	for (i = 0; i < nks; i++)
+		free(ks[i].name);
+	free(ks);
+	for (i = 0; i < nok; i++)
+		free(ok[i]);
+	free(ok);
+	if (e)
+		return e;
 	t->matched = t->n;
 	if (!t->n)
 		return fail(err, errlen, -ENOENT, "no kernel function matches "
-			    "\"%s\"; they are listed in %s", p->name, path);
+			    "\"%s\"; they are listed in %s/available_filter_functions",
+			    p->name, f->tracefs);
 	return 0;
 }
 

@@ -153,6 +153,12 @@ static int parse_long(const char *s, long min, long max, long *v)
 	return 0;
 }
 
+/* The releases forced legacy mode emulates: before the stack helpers. */
+static bool legacy_in_range(__u32 v)
+{
+	return v >= SW_KVERSION(4, 1, 0) && v < SW_KVERSION(4, 6, 0);
+}
+
 enum { OPT_DEBUG = 256, OPT_WALKER, OPT_STORAGE, OPT_LEGACY, OPT_FEATURES };
 
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -193,9 +199,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		}
 	}
-	if (env && *env && sw_version_parse(env, &o->legacy))
-		return die("STACKWALK_LEGACY=%s is not a kernel version; "
-			   "use e.g. STACKWALK_LEGACY=4.4", env);
+	if (env && *env && (sw_version_parse(env, &o->legacy) ||
+			    !legacy_in_range(o->legacy)))
+		return die("STACKWALK_LEGACY=%s: give a release from 4.1 to 4.5, "
+			   "e.g. STACKWALK_LEGACY=4.4", env);
 	opterr = 0;
 	while ((c = getopt_long(nargs, argv, ":hp:c:i:D:TrsPKUvdf", longopts,
 				NULL)) != -1) {
@@ -244,8 +251,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_LEGACY:
 			if (sw_version_parse(optarg ? optarg : "4.4", &o->legacy) ||
-			    o->legacy < SW_KVERSION(4, 1, 0) ||
-			    o->legacy >= SW_KVERSION(4, 6, 0))
+			    !legacy_in_range(o->legacy))
 				return die("--legacy=%s: give a release from 4.1 to "
 					   "4.5, e.g. --legacy=4.4", optarg);
 			break;
@@ -330,6 +336,9 @@ static int plan(struct tool *t, struct walker_opts *wo)
 	    !f->helper_tail_call)
 		return die("--walker fp needs tail calls (4.2+) for user frames "
 			   "of kernel events; use -K");
+	if (o->kernel_only && !is_kernel_probe(&t->pat))
+		return die("-K keeps kernel stacks only, and the events of user "
+			   "functions and USDT probes have none; drop -K");
 	wo->per_process = o->perpid || wo->ustack;
 	t->fmt = (struct sw_format){
 		.kernel = wo->kstack,
@@ -551,7 +560,7 @@ static int run(struct tool *t)
 	else if (!t->f.pmu_kprobe && t->f.tracefs[0])
 		sw_tracefs_remove_stale(t->f.tracefs);
 	if (sw_pattern_parse(t->o.pattern, t->o.regexp, &t->pat, err, sizeof(err)))
-		return die("%s", err);
+		return die("%s", err) + 1;	/* a usage error */
 	if (plan(t, &wo))
 		return 1;
 	if (t->o.pid && kill(t->o.pid, 0) && errno == ESRCH)
@@ -565,9 +574,20 @@ static int run(struct tool *t)
 		return die("out of memory");
 	if (t->o.command) {
 		e = sw_cmd_spawn(&t->cmd, t->o.command, &t->oldmask);
-		if (e)
-			return die("cannot start %s: %s", t->o.command[0], strerror(-e));
+		if (e) {
+			die("cannot run %s: %s; check the command", t->o.command[0],
+			    strerror(-e));
+			return 127;
+		}
 		t->have_cmd = true;
+		if (!walker_can_follow(&t->f)) {
+			/* a 4.4 kernel hooks fork with a kretprobe; none here */
+			fprintf(stderr, "stackcount: this kernel has no kprobes to "
+				"see forks with, so only %s itself is traced, not "
+				"the processes it starts\n", t->o.command[0]);
+			wo.follow = false;
+			wo.pid = t->cmd.pid;
+		}
 	}
 	e = walker__open(&t->w, &t->f, &wo, &t->targets);
 	if (e) {
@@ -604,6 +624,13 @@ static int run(struct tool *t)
 		printf("Detaching...\n");
 	fflush(stdout);
 	report_losses(t);
+	if (t->have_cmd) {
+		/* tracing ended first (-D, a signal): end it, as perf record does */
+		kill(t->cmd.pid, SIGTERM);
+		waitpid(t->cmd.pid, &e, 0);
+		t->cmd_status = sw_cmd_exit_code(e);
+		t->have_cmd = false;
+	}
 	return t->o.command ? t->cmd_status : 0;
 }
 

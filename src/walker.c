@@ -100,6 +100,11 @@ static bool fork_hook_tracepoint(const struct sw_features *f)
 	return f->prog_tracepoint && !f->legacy;
 }
 
+bool walker_can_follow(const struct sw_features *f)
+{
+	return fork_hook_tracepoint(f) || f->kprobes;
+}
+
 /* Only what this run needs is loaded: an old kernel may refuse the rest. */
 static void choose_programs(struct walker *w, const struct sw_targets *t)
 {

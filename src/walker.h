@@ -43,6 +43,8 @@ struct sw_stacks {
 
 struct walker;
 
+/* Whether the threads a process starts can be followed from the kernel. */
+bool walker_can_follow(const struct sw_features *f);
 int walker__open(struct walker **out, const struct sw_features *f,
 		 const struct walker_opts *o, const struct sw_targets *t);
 /* Attach every target; returns how many attached, or -errno. */

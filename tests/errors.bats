@@ -36,11 +36,11 @@ expect_error() {
 }
 
 @test "malformed patterns" {
-	expect_error 1 "too many ':'-separated parts in \"a:b:c:d\"*" a:b:c:d
-	expect_error 1 "unknown probe type 'x' in \"x:lib:f\"*" x:lib:f
+	expect_error 2 "too many ':'-separated parts in \"a:b:c:d\"*" a:b:c:d
+	expect_error 2 "unknown probe type 'x' in \"x:lib:f\"*" x:lib:f
 	expect_error 1 "incomplete pattern \"t:foo\"; a tracepoint is t:category:event" t:foo
-	expect_error 1 "incomplete pattern \"u:c:\"*" u:c:
-	expect_error 1 "\"(\" is not a valid regular expression*" -r 't:sched:('
+	expect_error 2 "incomplete pattern \"u:c:\"*" u:c:
+	expect_error 2 "\"(\" is not a valid regular expression*" -r 't:sched:('
 }
 
 @test "nothing matched: function, tracepoint, library, USDT" {

@@ -54,3 +54,70 @@ EOF2
 	run make -s -C "$TOP" --no-print-directory BUILD="$b" -o "$b/bpf/fp.bpf.o" "$b/bpf/fp.checked"
 	[ "$status" -eq 0 ]
 }
+
+# Forced legacy mode: the fp object, attached through tracefs probe events
+# under debugfs, as a 4.4 kernel requires -- the same stacks as ever.
+@test "forced legacy mode: the core user-stack tests give identical output" {
+	for target in work leaf; do
+		"$SC" -U "$W/paths:$target" -- "$W/paths" 2 | normalize > "$BATS_TEST_TMPDIR/modern"
+		STACKWALK_LEGACY=4.4 "$SC" -U "$W/paths:$target" -- "$W/paths" 2 \
+			2> "$BATS_TEST_TMPDIR/err" | normalize > "$BATS_TEST_TMPDIR/legacy"
+		diff -u "$BATS_TEST_TMPDIR/modern" "$BATS_TEST_TMPDIR/legacy"
+	done
+	"$SC" -U -s "$W/manypaths:target" -- "$W/manypaths" 10 | normalize > "$BATS_TEST_TMPDIR/modern"
+	"$SC" --legacy -U -s "$W/manypaths:target" -- "$W/manypaths" 10 | normalize > "$BATS_TEST_TMPDIR/legacy"
+	diff -u "$BATS_TEST_TMPDIR/modern" "$BATS_TEST_TMPDIR/legacy"
+	[ -z "$(leftover_probes)" ]
+}
+
+@test "forced legacy mode attaches through uprobe_events under debugfs" {
+	start_phases
+	start_sc --legacy -U -p "$PHASES_PID" "$W/phases:work"
+	grep -q "^p:stackwalk/sw_${SC_PID}_[0-9]* " /sys/kernel/debug/tracing/uprobe_events
+	phase 3
+	stop_sc
+	stop_phases
+	grep -qx '    3' "$BATS_TEST_TMPDIR/sc.out"
+	[ -z "$(leftover_probes)" ]
+}
+
+@test "forced legacy mode refuses what 4.4 lacks, with the reason" {
+	run --separate-stderr "$SC" --legacy -U t:sched:sched_switch
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"cannot run BPF on tracepoints (4.7+"* ]]
+	run --separate-stderr "$SC" --legacy --walker getstack -U "$W/paths:work"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"forced legacy mode runs the fp walker only"* ]]
+	run --separate-stderr "$SC" --legacy=4.1 -P -K "$W/paths:work"
+	[ "$status" -eq 1 ]
+	run --separate-stderr "$SC" --legacy=4.1 -U "$W/paths:work" -- "$W/paths" 1
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"needs bpf_get_current_pid_tgid, which this kernel lacks (4.2+)"* ]]
+}
+
+# A run killed with SIGKILL cannot remove its probe events; they name their
+# owner, and the next run removes those whose owner is gone.
+@test "SIGKILL leaves legacy probe events behind; the next start removes them" {
+	start_phases
+	start_sc --legacy -U -p "$PHASES_PID" "$W/phases:work"
+	victim=$SC_PID
+	kill -KILL "$victim"
+	wait "$victim" || true
+	SC_PID=
+	grep -q "stackwalk/sw_${victim}_" /sys/kernel/debug/tracing/uprobe_events
+	run "$SC" --legacy -U "$W/paths:work" -- "$W/paths" 1
+	[ "$status" -eq 0 ]
+	stop_phases
+	! grep -q "stackwalk/sw_${victim}_" /sys/kernel/debug/tracing/uprobe_events
+	[ -z "$(leftover_probes)" ]
+}
+
+@test "--kernel-features in forced legacy mode masks what 4.4 lacked" {
+	run "$SC" --legacy=4.4 --kernel-features
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -qx 'forced legacy mode                 4.4 (features newer than it masked off)'
+	echo "$output" | grep -qx 'get_stack (4.18)                   no'
+	echo "$output" | grep -qx 'STACK_TRACE map, get_stackid (4.6) no'
+	echo "$output" | grep -qx 'tracefs                            /sys/kernel/debug/tracing'
+	echo "$output" | grep -qx 'walker                             fp: forced legacy mode'
+}

@@ -13,3 +13,14 @@ $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.de
 $(WL_DIR)/%: tests/workloads/%.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -o $@ $<
+
+# The same workloads, static, for the test VMs (their initramfs has no libc).
+STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt
+
+$(WL_DIR)/static/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -static -o $@ $^
+
+$(WL_DIR)/static/%: tests/workloads/%.c | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -static -o $@ $<
