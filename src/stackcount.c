@@ -282,6 +282,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			   "the default");
 	if (o->command && o->pid)
 		return die("-p and -- COMMAND both choose what to trace; give one");
+	if (o->legacy && o->walker != SW_WALKER_AUTO && o->walker != SW_WALKER_FP)
+		return die("--walker %s: forced legacy mode runs the fp walker only; "
+			   "drop --walker", sw_walker_name(o->walker));
 	if (o->legacy)
 		o->walker = SW_WALKER_FP;
 	return 0;

@@ -86,7 +86,7 @@ EOF2
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"cannot run BPF on tracepoints (4.7+"* ]]
 	run --separate-stderr "$SC" --legacy --walker getstack -U "$W/paths:work"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"forced legacy mode runs the fp walker only"* ]]
 	run --separate-stderr "$SC" --legacy=4.1 -P -K "$W/paths:work"
 	[ "$status" -eq 1 ]
