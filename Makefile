@@ -28,7 +28,8 @@ GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
 SW_SRCS   := src/walker.c src/probe.c src/output.c src/deltas.c src/cmd.c \
              src/calib.c src/elf_file.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c \
-             compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c
+             compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
+             compat/semaphore.c
 SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o
 
 # Debian packages the build and the tests need.

@@ -64,5 +64,8 @@ int sw_version_parse(const char *s, __u32 *code);
 
 /* LINUX_VERSION_CODE of the running kernel, seeing through distro labels. */
 int sw_kernel_version(__u32 *code, char *release, size_t len);
+/* The same from /proc/version_signature (or NULL), uname -r and uname -v. */
+int sw_version_of(const char *signature, const char *release,
+		  const char *uts_version, __u32 *code);
 
 #endif

@@ -23,22 +23,14 @@ int sw_version_parse(const char *s, __u32 *code)
 }
 
 /* The last word of "Ubuntu 4.4.0-210.242-generic 4.4.283". */
-static int ubuntu_version(__u32 *code)
+static int ubuntu_version(const char *signature, __u32 *code)
 {
-	char line[256], *last;
-	FILE *f = fopen("/proc/version_signature", "r");
-	int err = -ENOENT;
+	const char *last;
 
-	if (!f)
-		return err;
-	if (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		last = strrchr(line, ' ');
-		if (last)
-			err = sw_version_parse(last + 1, code);
-	}
-	fclose(f);
-	return err;
+	if (!signature)
+		return -ENOENT;
+	last = strrchr(signature, ' ');
+	return last ? sw_version_parse(last + 1, code) : -ENOENT;
 }
 
 /* "#1 SMP Debian 4.9.130-2 (2018-10-27)" */
@@ -49,14 +41,29 @@ static int debian_version(const char *uts_version, __u32 *code)
 	return d ? sw_version_parse(d + strlen("Debian "), code) : -ENOENT;
 }
 
+int sw_version_of(const char *signature, const char *release,
+		  const char *uts_version, __u32 *code)
+{
+	if (!ubuntu_version(signature, code) || !debian_version(uts_version, code))
+		return 0;
+	return sw_version_parse(release, code);
+}
+
 int sw_kernel_version(__u32 *code, char *release, size_t len)
 {
+	char sig[256] = "";
 	struct utsname u;
+	FILE *f;
 
 	if (uname(&u))
 		return -errno;
 	snprintf(release, len, "%s", u.release);
-	if (!ubuntu_version(code) || !debian_version(u.version, code))
-		return 0;
-	return sw_version_parse(u.release, code);
+	f = fopen("/proc/version_signature", "r");
+	if (f) {
+		if (!fgets(sig, sizeof(sig), f))
+			sig[0] = 0;
+		sig[strcspn(sig, "\n")] = 0;
+		fclose(f);
+	}
+	return sw_version_of(sig[0] ? sig : NULL, u.release, u.version, code);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include "cmd.h"
 
@@ -66,6 +67,9 @@ int sw_cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask)
 		/* EOF on go: the tracer is ready (or gone) */
 		while (read(go[0], &b, 1) < 0 && errno == EINTR)
 			;
+		/* a traced exec stops with SIGTRAP once the image is mapped */
+		if (c->stop_at_exec && ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(127);
 		execv(c->path, argv);
 		b = errno;
 		if (write(st[1], &b, 1) < 0)
@@ -96,7 +100,21 @@ int sw_cmd_go(struct sw_cmd *c)
 		waitpid(c->pid, NULL, 0);
 		return -e;
 	}
+	if (c->stop_at_exec) {
+		int st;
+
+		if (waitpid(c->pid, &st, 0) != c->pid || !WIFSTOPPED(st))
+			return -ECHILD;
+	}
 	return 0;
+}
+
+int sw_cmd_resume(struct sw_cmd *c)
+{
+	if (!c->stop_at_exec)
+		return 0;
+	c->stop_at_exec = false;
+	return ptrace(PTRACE_DETACH, c->pid, NULL, NULL) ? -errno : 0;
 }
 
 int sw_cmd_exit_code(int wstatus)

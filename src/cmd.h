@@ -7,6 +7,7 @@
 #define SW_CMD_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct sw_cmd {
@@ -14,6 +15,7 @@ struct sw_cmd {
 	int go;		/* write end: closing it lets the child exec */
 	int status;	/* read end: the exec's errno, or EOF when it worked */
 	char path[4096];	/* what runs: argv[0] found on PATH */
+	bool stop_at_exec;	/* held stopped after its execve until resumed */
 };
 
 /*
@@ -21,8 +23,13 @@ struct sw_cmd {
  * the child restores sigmask, waits for sw_cmd_go, then execs it.
  */
 int sw_cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask);
-/* Let it run; -errno of a failed exec (the child has then exited). */
+/*
+ * Let it exec; -errno of a failed exec (the child has then exited).  With
+ * stop_at_exec, it is then held stopped at its first instruction, its
+ * image mapped, until sw_cmd_resume.
+ */
 int sw_cmd_go(struct sw_cmd *c);
+int sw_cmd_resume(struct sw_cmd *c);
 /* Exit status as a shell reports it (128+N for signal N). */
 int sw_cmd_exit_code(int wstatus);
 

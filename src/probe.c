@@ -497,13 +497,6 @@ static int resolve_usdt(const struct sw_pattern *p,
 
 		if (!matches(&p->re, probes[i].name))
 			continue;
-		if (probes[i].sem_offset && !f->uprobe_ref_ctr) {
-			e = fail(err, errlen, -EOPNOTSUPP, "USDT probe %s:%s "
-				 "has a semaphore, which this kernel cannot set "
-				 "(4.20+ can); trace a build without semaphores",
-				 probes[i].provider, probes[i].name);
-			break;
-		}
 		for (size_t j = 0; j < t->n; j++)
 			seen |= !strcmp(t->v[j].name, probes[i].name);
 		tg = add(t, SW_ROLE_UINSIDE, probes[i].name);
@@ -513,7 +506,10 @@ static int resolve_usdt(const struct sw_pattern *p,
 		}
 		tg->spec.kind = SW_PROBE_UPROBE;
 		tg->spec.offset = probes[i].pc_offset;
-		tg->spec.ref_ctr_off = probes[i].sem_offset;
+		if (f->uprobe_ref_ctr)
+			tg->spec.ref_ctr_off = probes[i].sem_offset;
+		else
+			tg->semaphore = probes[i].sem_offset;
 		t->matched += !seen;
 	}
 	free(probes);

@@ -51,6 +51,11 @@ struct sw_target {
 	 * unwinders then add the caller at a uprobe themselves.
 	 */
 	bool entry_heuristic;
+	/*
+	 * USDT semaphore (file offset, 0: none) the tracer must set itself:
+	 * kernels before 4.20 do not (spec.ref_ctr_off is theirs to set).
+	 */
+	unsigned long semaphore;
 };
 
 struct sw_targets {

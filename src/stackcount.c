@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
+#include "../compat/semaphore.h"
 #include "deltas.h"
 #include "output.h"
 #include "probe.h"
@@ -56,6 +57,7 @@ struct tool {
 	struct sw_cmd cmd;
 	bool have_cmd;
 	int cmd_status;
+	pid_t sema_pid;		/* where we set USDT semaphores, to unset */
 	int sigfd;
 	sigset_t oldmask;
 };
@@ -363,6 +365,34 @@ static int plan(struct tool *t, struct walker_opts *wo)
 	return 0;
 }
 
+static bool needs_semaphores(const struct sw_targets *ts)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		if (ts->v[i].semaphore)
+			return true;
+	return false;
+}
+
+/* Add delta to each USDT semaphore this kernel leaves to us, once each. */
+static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
+{
+	for (size_t i = 0; i < ts->n; i++) {
+		const struct sw_target *tg = &ts->v[i];
+		bool seen = false;
+		int err;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = ts->v[j].semaphore == tg->semaphore &&
+			       !strcmp(ts->v[j].spec.path, tg->spec.path);
+		if (!tg->semaphore || seen)
+			continue;
+		err = sw_semaphore_add(pid, tg->spec.path, tg->semaphore, delta);
+		if (err && delta > 0)
+			return err;
+	}
+	return 0;
+}
+
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;
@@ -571,11 +601,17 @@ static int run(struct tool *t)
 	e = sw_targets_resolve(&t->pat, &t->f, t->o.pid, &t->targets, err, sizeof(err));
 	if (e)
 		return die("%s", err);
+	if (needs_semaphores(&t->targets) && !t->o.pid && !t->o.command)
+		return die("USDT probes of \"%s\" have semaphores, which this "
+			   "kernel does not set (4.20+ does); give -p PID or "
+			   "-- COMMAND so that stackcount sets them", t->o.pattern);
 	if (setup_symbols(t, wo.ustack))
 		return die("out of memory");
 	if (t->o.interval && deltas__new(&t->deltas))
 		return die("out of memory");
 	if (t->o.command) {
+		/* held at its first instruction while its semaphores are set */
+		t->cmd.stop_at_exec = needs_semaphores(&t->targets);
 		e = sw_cmd_spawn(&t->cmd, t->o.command, &t->oldmask);
 		if (e) {
 			die("cannot run %s: %s; check the command", t->o.command[0],
@@ -608,12 +644,28 @@ static int run(struct tool *t)
 	e = walker__attach(t->w, &t->targets);
 	if (e)
 		return die("cannot attach to \"%s\": %s", t->o.pattern, strerror(-e));
+	if (t->o.pid && needs_semaphores(&t->targets)) {
+		e = semaphores(&t->targets, t->o.pid, 1);
+		if (e)
+			return die("cannot set the USDT semaphores in PID %d: %s",
+				   t->o.pid, strerror(-e));
+		t->sema_pid = t->o.pid;
+	}
 	if (!t->o.folded)
 		printf("Tracing %u functions for \"%s\"... Hit Ctrl-C to end.\n",
 		       t->targets.matched, t->o.pattern);
 	fflush(stdout);
 	if (t->have_cmd) {
 		e = sw_cmd_go(&t->cmd);
+		if (!e && t->cmd.stop_at_exec) {
+			e = semaphores(&t->targets, t->cmd.pid, 1);
+			if (e)
+				die("cannot set the USDT semaphores in %s: %s (only "
+				    "its own image's, not libraries', can be set "
+				    "at its start)", t->o.command[0], strerror(-e));
+			sw_cmd_resume(&t->cmd);
+			e = 0;
+		}
 		if (e) {
 			t->have_cmd = false;
 			die("cannot run %s: %s; check the command",
@@ -627,6 +679,8 @@ static int run(struct tool *t)
 		printf("Detaching...\n");
 	fflush(stdout);
 	report_losses(t);
+	if (t->sema_pid)
+		semaphores(&t->targets, t->sema_pid, -1);
 	if (t->have_cmd) {
 		/* tracing ended first (-D, a signal): end it, as perf record does */
 		kill(t->cmd.pid, SIGTERM);

@@ -121,3 +121,45 @@ EOF2
 	echo "$output" | grep -qx 'tracefs                            /sys/kernel/debug/tracing'
 	echo "$output" | grep -qx 'walker                             fp: forced legacy mode'
 }
+
+semaphore_of_phases() {
+	echo 0 >&7
+	PHASES_SEM=$((${PHASES_SEM:-0} + 1))
+	wait_for '^semaphore' "$BATS_TEST_TMPDIR/phases.out" "$PHASES_SEM"
+	grep '^semaphore' "$BATS_TEST_TMPDIR/phases.out" | tail -n1 | cut -d' ' -f2
+}
+
+# Before 4.20 the kernel leaves USDT semaphores to the tracer.
+@test "forced legacy mode sets a USDT semaphore in -p's process, and unsets it" {
+	start_phases
+	[ "$(semaphore_of_phases)" -eq 0 ]
+	start_sc --legacy -U -p "$PHASES_PID" "u:$W/phases:step"
+	[ "$(semaphore_of_phases)" -eq 1 ]
+	phase 5
+	stop_sc
+	[ "$(semaphore_of_phases)" -eq 0 ]
+	stop_phases
+	grep -qx '    5' "$BATS_TEST_TMPDIR/sc.out"
+}
+
+@test "forced legacy mode sets a -- COMMAND's USDT semaphores at its start" {
+	run --separate-stderr "$SC" --legacy -f -U "u:$W/usdt:t*" -- "$W/usdt" 3
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'usdt;[unknown];main;tick_site 3\nusdt;[unknown];main;tock_site 6')" ]
+	run --separate-stderr "$SC" --legacy -U "u:$W/usdt:t*"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"which this kernel does not set (4.20+ does); give -p PID or -- COMMAND"* ]]
+}
+
+# A fresh machine has neither mounted; old kernels keep tracefs in debugfs.
+@test "tracefs, or debugfs in legacy mode, is mounted when absent" {
+	umount /sys/kernel/debug/tracing 2>/dev/null || true
+	umount /sys/kernel/debug 2>/dev/null || skip "debugfs is busy"
+	run "$SC" --legacy -U "$W/paths:work" -- "$W/paths" 1
+	[ "$status" -eq 0 ]
+	grep -q ' /sys/kernel/debug debugfs ' /proc/mounts
+	umount /sys/kernel/tracing 2>/dev/null || skip "tracefs is busy"
+	run "$SC" --kernel-features
+	echo "$output" | grep -qx 'tracefs                            /sys/kernel/tracing'
+	grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts
+}

@@ -10,3 +10,9 @@ load helpers
 	[ "$status" -eq 0 ]
 	[[ "$(echo "$output" | tail -n1)" == *" passed, 0 failed" ]]
 }
+
+@test "kernel version codes through Ubuntu's and Debian's labels" {
+	run "$TOP/build/tests/test_compat"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}

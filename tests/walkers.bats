@@ -181,3 +181,20 @@ EOF
 @test "no probe is left in tracefs after any of these runs" {
 	[ -z "$(leftover_probes)" ]
 }
+
+@test "USDT semaphore in a running process (-p), set by the kernel" {
+	start_phases
+	start_sc -U -p "$PHASES_PID" "u:$W/phases:step"
+	phase 4
+	stop_sc
+	stop_phases
+	diff -u - <(sed -n '3,$p' "$BATS_TEST_TMPDIR/sc.out") <<'EOF2'
+  work
+  via_a
+  main
+  [unknown]
+    4
+
+Detaching...
+EOF2
+}

@@ -34,3 +34,7 @@ build/tests/fx_nopie: tests/unit/test_syms.c build/tests/fx_nopie.sem.o
 .PHONY: test-syms
 test-syms: build/tests/test_syms
 	build/tests/test_syms
+
+build/tests/test_compat: tests/unit/test_compat.c compat/kversion.c compat/kfeatures.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ tests/unit/test_compat.c compat/kversion.c
