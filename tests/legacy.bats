@@ -158,7 +158,9 @@ semaphore_of_phases() {
 	run "$SC" --legacy -U "$W/paths:work" -- "$W/paths" 1
 	[ "$status" -eq 0 ]
 	grep -q ' /sys/kernel/debug debugfs ' /proc/mounts
-	umount /sys/kernel/tracing 2>/dev/null || skip "tracefs is busy"
+	umount /sys/kernel/debug/tracing 2>/dev/null || true
+	umount /sys/kernel/debug 2>/dev/null || skip "debugfs is busy"
+	umount /sys/kernel/tracing 2>/dev/null || true
 	run "$SC" --kernel-features
 	echo "$output" | grep -qx 'tracefs                            /sys/kernel/tracing'
 	grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts
