@@ -99,8 +99,20 @@ include tests/fixtures/fixtures.mk
 include tests/unit/unit.mk
 include tests/vm/vm.mk
 
-test: $(BUILD)/stackcount $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) 		$(BUILD)/tests/test_syms
+TEST_DEPS := $(BUILD)/stackcount $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
+             $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat
+
+test: $(TEST_DEPS) vmtest-deps
 	@tests/run.sh
+
+# The kernel matrix: Debian's cloud 6.1 (kprobes, ORC) and a 6.1 built with
+# frame pointers, booted under qemu with the static tool and workloads.
+vmtest-deps: $(BUILD)/stackcount $(STATIC_WORKLOADS) $(VM_KERNELS)
+vmtest: vmtest-deps
+	@tests/vm/run.sh
+
+# Built by pattern rules, but not to be deleted as intermediates.
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bpf $(BUILD)/gen $(BUILD)/stackcount \
