@@ -25,7 +25,7 @@ WALKERS   := getstack stackmap fp
 BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
-SW_SRCS   := src/walker.c src/probe.c src/output.c src/deltas.c src/cmd.c \
+SW_SRCS   := src/session.c src/walker.c src/tracepipe.c src/probe.c src/output.c src/deltas.c src/cmd.c \
              src/calib.c src/elf_file.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c \
              compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \

@@ -46,6 +46,13 @@ struct {
 	__type(value, __u8);
 } follow SEC(".maps");
 
+/* stacksnoop: one record per event, read from the CPU's buffer */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} events SEC(".maps");
+
 static __always_inline void sw_lost(__u32 why)
 {
 	__u64 *n = bpf_map_lookup_elem(&lost, &why);
@@ -118,6 +125,25 @@ static __always_inline void sw_count(void *counts, const void *key)
 		}
 	}
 	sw_lost(SW_LOST_COUNTS_FULL);
+}
+
+static __always_inline void sw_event_hdr(struct sw_event_hdr *e)
+{
+	e->ts = bpf_ktime_get_ns();
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->cpu = bpf_get_smp_processor_id();
+}
+
+/*
+ * One event to user space.  4.4 wants the current CPU's index in the
+ * array (BPF_F_CURRENT_CPU came later) and the record on the stack; a full
+ * buffer drops the record, and the drop is counted.
+ */
+static __always_inline void sw_emit(void *ctx, void *rec, __u64 size)
+{
+	if (bpf_perf_event_output(ctx, &events, bpf_get_smp_processor_id(),
+				  rec, size))
+		sw_lost(SW_LOST_OUTPUT);
 }
 
 /*

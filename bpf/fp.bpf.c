@@ -2,7 +2,13 @@
 /*
  * The frame-pointer walker: every kernel from 4.1, because it needs nothing
  * but bpf_probe_read.  The walk itself is generated (gen/walker.py) as
- * straight-line code; this file wires it to probes.
+ * straight-line code; this file wires it to probes and to where a stack
+ * goes once walked:
+ *
+ *   (no suffix)  counted in "counts" (stackcount)
+ *   _e           sent to user space with bpf_perf_event_output (4.4+)
+ *   _p           printed with bpf_trace_printk, one line a frame (4.1-4.3)
+ *   _x           one walk, with every frame pointer read (stacksnoop --explain)
  *
  * One program holds one walk.  A kernel-context event walks the kernel
  * frames, parks the key in "scratch" and tail-calls the user walk, so each
@@ -10,6 +16,8 @@
  */
 #include "common.bpf.h"
 #include "fp_walk.h"
+
+enum sink { COUNT, EMIT };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -48,6 +56,55 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(__u32));
 } tails_tp SEC(".maps");
+
+/* 4.4 sends perf records from the stack only: header and key together. */
+struct sw_fp_record {
+	struct sw_event_hdr e;
+	struct sw_fp_key key;
+};
+
+struct sw_fp_xrecord {
+	struct sw_event_hdr e;
+	struct sw_fp_explain x;
+};
+
+/*
+ * 4.1-4.3: no perf_event_output.  The walks print "k<magic> <i> <addr>"
+ * (or "u...") for each frame as they read it, and "e<magic> <stops>" ends
+ * the event; trace_pipe adds the time, task and CPU.  Formats are built on
+ * the stack from little-endian words: there is no read-only data before
+ * 5.2, and volatile keeps clang from making some.
+ */
+#define SW_FMT_FRAME	0x252064252078256bULL	/* "k%x %d %" */
+#define SW_FMT_FRAME2	0x0a786c6cULL		/* "llx\n" */
+#define SW_FMT_END	0x0a782520782565ULL	/* "e%x %x\n" */
+
+static __always_inline void fp_fmt(volatile __u64 *fmt, char kind)
+{
+	fmt[0] = SW_FMT_FRAME ^ (kind ^ 'k');
+	fmt[1] = SW_FMT_FRAME2;
+}
+
+static __always_inline void fp_printk_end(struct sw_fp_key *key,
+					  volatile __u64 *fmt, __u32 magic)
+{
+	fmt[0] = SW_FMT_END;
+	fmt[1] = 0;
+	bpf_trace_printk((const char *)fmt, 16, magic,
+			 key->h.kstop | key->h.ustop << 8);
+}
+
+/* A walked stack is counted, or sent to user space. */
+static __always_inline void fp_done(void *ctx, struct sw_fp_record *rec,
+				    const enum sink sink)
+{
+	if (sink == COUNT) {
+		sw_count(&counts, &rec->key);
+	} else {
+		sw_event_hdr(&rec->e);
+		sw_emit(ctx, rec, sizeof(*rec));
+	}
+}
 
 /*
  * Kernel frames are in the key: park it for the user walk and tail-call
@@ -91,11 +148,12 @@ int fp_kprobe(struct pt_regs *ctx)
 	return 0;
 }
 
-/* kprobe, kernel frames only (-K); also all 4.1 can do, with have_pid 0 */
+/* kprobe, kernel frames only (-K); 4.1 without the pid helpers */
 static __always_inline int fp_kprobe_kernel(struct pt_regs *ctx,
-					    const int have_pid)
+					    const int have_pid,
+					    const enum sink sink)
 {
-	struct sw_fp_key key = {};
+	struct sw_fp_record rec = {};
 	struct sw_config *cfg;
 	__u64 ubp = 0;
 
@@ -103,79 +161,63 @@ static __always_inline int fp_kprobe_kernel(struct pt_regs *ctx,
 	if (!cfg)
 		return 0;
 	if (have_pid)
-		sw_key_hdr(&key.h, cfg);
-	sw_fp_kwalk_entry(&key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+		sw_key_hdr(&rec.key.h, cfg);
+	sw_fp_kwalk_entry(&rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 			  PT_REGS_FP(ctx), &ubp);
-	sw_count(&counts, &key);
+	fp_done(ctx, &rec, sink);
 	return 0;
 }
 
-SEC("kprobe")
-int fp_kprobe_k(struct pt_regs *ctx)
-{
-	return fp_kprobe_kernel(ctx, 1);
-}
-
-/* 4.1 has neither pid/comm helpers nor tail calls */
-SEC("kprobe")
-int fp_kprobe_k_v41(struct pt_regs *ctx)
-{
-	return fp_kprobe_kernel(ctx, 0);
-}
+SEC("kprobe") int fp_kprobe_k(struct pt_regs *ctx) { return fp_kprobe_kernel(ctx, 1, COUNT); }
+SEC("kprobe") int fp_kprobe_k_e(struct pt_regs *ctx) { return fp_kprobe_kernel(ctx, 1, EMIT); }
+SEC("kprobe") int fp_kprobe_k_v41(struct pt_regs *ctx) { return fp_kprobe_kernel(ctx, 0, COUNT); }
 
 /*
  * A tracepoint has no registers: start from this program's own frame,
  * which the JIT links into the kernel's frame chain (the frontend drops
  * the tracing machinery's frames above the traced call site).
  */
-static __always_inline int fp_tp_common(void *ctx, const int user)
+static __always_inline int fp_tp_common(void *ctx, const int user,
+					const enum sink sink)
 {
-	struct sw_fp_key key = {};
+	struct sw_fp_record rec = {};
 	struct sw_config *cfg;
 	__u64 ubp = 0, fp;
 
 	cfg = sw_filter(1);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&key.h, cfg);
+	sw_key_hdr(&rec.key.h, cfg);
 	fp = sw_frame_pointer();
 	if (!user) {
-		sw_fp_kwalk(&key, fp, &ubp);
-		sw_count(&counts, &key);
+		sw_fp_kwalk(&rec.key, fp, &ubp);
+		fp_done(ctx, &rec, sink);
 		return 0;
 	}
 	if (cfg->flags & SW_CFG_KFP)
-		sw_fp_kwalk(&key, fp, &ubp);
-	fp_hand_over(ctx, &key, sw_user_regs(cfg, fp), ubp, &tails_tp);
+		sw_fp_kwalk(&rec.key, fp, &ubp);
+	fp_hand_over(ctx, &rec.key, sw_user_regs(cfg, fp), ubp, &tails_tp);
 	return 0;
 }
 
-SEC("tracepoint")
-int fp_tp(void *ctx)
-{
-	return fp_tp_common(ctx, 1);
-}
-
-SEC("tracepoint")
-int fp_tp_k(void *ctx)
-{
-	return fp_tp_common(ctx, 0);
-}
+SEC("tracepoint") int fp_tp(void *ctx) { return fp_tp_common(ctx, 1, COUNT); }
+SEC("tracepoint") int fp_tp_k(void *ctx) { return fp_tp_common(ctx, 0, COUNT); }
+SEC("tracepoint") int fp_tp_k_e(void *ctx) { return fp_tp_common(ctx, 0, EMIT); }
 
 /* User frames of a kernel-context event, from the registers saved at entry. */
-static __always_inline int fp_user_of_kernel(void)
+static __always_inline int fp_user_of_kernel(void *ctx, const enum sink sink)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
 	__u64 next = 0, cs = 0, ip = 0, bp = 0, ubp, kmask;
 	struct sw_fp_handover *h;
+	struct sw_fp_record rec;
 	struct sw_config *cfg;
-	struct sw_fp_key key;
 
 	h = bpf_map_lookup_elem(&scratch, &cpu);
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!h || !cfg)
 		return 0;
-	__builtin_memcpy(&key, &h->key, sizeof(key));
+	__builtin_memcpy(&rec.key, &h->key, sizeof(rec.key));
 	ubp = h->ubp;
 	/*
 	 * -U: the kernel was walked only to find the user frame pointer.
@@ -184,13 +226,13 @@ static __always_inline int fp_user_of_kernel(void)
 	kmask = -(__u64)(cfg->flags & SW_CFG_KSTACK);
 #pragma unroll
 	for (int i = 0; i < SW_FP_KDEPTH; i++)
-		key.kip[i] &= kmask;
-	key.h.kstop &= kmask;
+		rec.key.kip[i] &= kmask;
+	rec.key.h.kstop &= kmask;
 	/* kernel threads and IRQ stacks have no user registers there */
 	if (bpf_probe_read(&cs, 8, (void *)(h->regs + SW_PT_REGS_CS)) ||
 	    cs != SW_USER_CS) {
-		key.h.ustop = SW_STOP_NO_USER;
-		goto count;
+		rec.key.h.ustop = SW_STOP_NO_USER;
+		goto done;
 	}
 	bpf_probe_read(&ip, 8, (void *)(h->regs + SW_PT_REGS_IP));
 	bpf_probe_read(&bp, 8, (void *)(h->regs + SW_PT_REGS_BP));
@@ -200,56 +242,196 @@ static __always_inline int fp_user_of_kernel(void)
 	 */
 	if (!ubp || ubp >= SW_USER_MAX)
 		ubp = bp;
-	sw_fp_uwalk(&key, ip, ubp, &next);
-count:
-	sw_count(&counts, &key);
+	sw_fp_uwalk(&rec.key, ip, ubp, &next);
+done:
+	fp_done(ctx, &rec, sink);
 	return 0;
 }
 
-SEC("kprobe")
-int fp_user_kp(struct pt_regs *ctx)
-{
-	return fp_user_of_kernel();
-}
-
-SEC("tracepoint")
-int fp_user_tp(void *ctx)
-{
-	return fp_user_of_kernel();
-}
+SEC("kprobe") int fp_user_kp(struct pt_regs *ctx) { return fp_user_of_kernel(ctx, COUNT); }
+SEC("kprobe") int fp_user_kp_e(struct pt_regs *ctx) { return fp_user_of_kernel(ctx, EMIT); }
+SEC("tracepoint") int fp_user_tp(void *ctx) { return fp_user_of_kernel(ctx, COUNT); }
+SEC("tracepoint") int fp_user_tp_e(void *ctx) { return fp_user_of_kernel(ctx, EMIT); }
 
 static __always_inline int fp_uprobe_common(struct pt_regs *ctx,
-					    const int entry)
+					    const int entry,
+					    const enum sink sink)
 {
-	struct sw_fp_key key = {};
+	struct sw_fp_record rec = {};
 	struct sw_config *cfg;
 	__u64 next = 0;
 
 	cfg = sw_filter(1);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&key.h, cfg);
+	sw_key_hdr(&rec.key.h, cfg);
 	if (entry)
-		sw_fp_uwalk_entry(&key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+		sw_fp_uwalk_entry(&rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 				  PT_REGS_FP(ctx), &next);
 	else
-		sw_fp_uwalk(&key, PT_REGS_IP(ctx), PT_REGS_FP(ctx), &next);
-	sw_count(&counts, &key);
+		sw_fp_uwalk(&rec.key, PT_REGS_IP(ctx), PT_REGS_FP(ctx), &next);
+	fp_done(ctx, &rec, sink);
 	return 0;
 }
 
 /* uprobe on a function's first instruction: the caller is at *sp */
-SEC("kprobe")
-int fp_uprobe_entry(struct pt_regs *ctx)
+SEC("kprobe") int fp_uprobe_entry(struct pt_regs *ctx) { return fp_uprobe_common(ctx, 1, COUNT); }
+SEC("kprobe") int fp_uprobe_entry_e(struct pt_regs *ctx) { return fp_uprobe_common(ctx, 1, EMIT); }
+/* USDT, or a uprobe inside a function */
+SEC("kprobe") int fp_uprobe(struct pt_regs *ctx) { return fp_uprobe_common(ctx, 0, COUNT); }
+SEC("kprobe") int fp_uprobe_e(struct pt_regs *ctx) { return fp_uprobe_common(ctx, 0, EMIT); }
+
+/* ---- 4.1-4.3: trace_printk, a line per frame as the walk reads it ---- */
+
+/* kprobe, kernel frames only; have_pid 0 for 4.1 */
+static __always_inline int fp_kprobe_k_print(struct pt_regs *ctx,
+					     const int have_pid)
 {
-	return fp_uprobe_common(ctx, 1);
+	struct sw_fp_key key = {};
+	volatile __u64 fmt[2];
+	struct sw_config *cfg;
+	__u64 ubp = 0;
+
+	cfg = sw_filter(have_pid);
+	if (!cfg)
+		return 0;
+	fp_fmt(fmt, 'k');
+	sw_fp_kwalk_entry_p(&key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+			    PT_REGS_FP(ctx), &ubp, (const char *)fmt, cfg->magic);
+	fp_printk_end(&key, fmt, cfg->magic);
+	return 0;
 }
 
-/* USDT, or a uprobe inside a function */
+SEC("kprobe") int fp_kprobe_k_p(struct pt_regs *ctx) { return fp_kprobe_k_print(ctx, 1); }
+SEC("kprobe") int fp_kprobe_k_v41_p(struct pt_regs *ctx) { return fp_kprobe_k_print(ctx, 0); }
+
+/* kprobe, kernel then user frames (4.2-4.3: tail calls, no perf output) */
 SEC("kprobe")
-int fp_uprobe(struct pt_regs *ctx)
+int fp_kprobe_p(struct pt_regs *ctx)
 {
-	return fp_uprobe_common(ctx, 0);
+	struct sw_fp_key key = {};
+	volatile __u64 fmt[2];
+	struct sw_config *cfg;
+	__u64 ubp = 0;
+
+	cfg = sw_filter(1);
+	if (!cfg)
+		return 0;
+	fp_fmt(fmt, 'k');
+	if (cfg->flags & SW_CFG_KFP)
+		sw_fp_kwalk_entry_p(&key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+				    PT_REGS_FP(ctx), &ubp, (const char *)fmt,
+				    cfg->magic);
+	fp_hand_over(ctx, &key, sw_user_regs(cfg, PT_REGS_SP(ctx)), ubp,
+		     &tails_kp);
+	return 0;
+}
+
+SEC("kprobe")
+int fp_user_kp_p(struct pt_regs *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	__u64 next = 0, cs = 0, ip = 0, bp = 0, ubp;
+	struct sw_fp_handover *h;
+	struct sw_fp_key key = {};	/* 4.x: helpers write only written stack */
+	volatile __u64 fmt[2];
+	struct sw_config *cfg;
+
+	h = bpf_map_lookup_elem(&scratch, &cpu);
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!h || !cfg)
+		return 0;
+	/* the kernel frames went out already; only the stop reason is left */
+	key.h.kstop = h->key.h.kstop;
+	key.h.ustop = SW_STOP_NO_USER;
+	fp_fmt(fmt, 'u');
+	ubp = h->ubp;
+	if (bpf_probe_read(&cs, 8, (void *)(h->regs + SW_PT_REGS_CS)) ||
+	    cs != SW_USER_CS)
+		goto done;
+	bpf_probe_read(&ip, 8, (void *)(h->regs + SW_PT_REGS_IP));
+	bpf_probe_read(&bp, 8, (void *)(h->regs + SW_PT_REGS_BP));
+	if (!ubp || ubp >= SW_USER_MAX)
+		ubp = bp;
+	sw_fp_uwalk_p(&key, ip, ubp, &next, (const char *)fmt, cfg->magic);
+done:
+	fp_printk_end(&key, fmt, cfg->magic);
+	return 0;
+}
+
+static __always_inline int fp_uprobe_print(struct pt_regs *ctx, const int entry)
+{
+	struct sw_fp_key key = {};
+	volatile __u64 fmt[2];
+	struct sw_config *cfg;
+	__u64 next = 0;
+
+	cfg = sw_filter(1);
+	if (!cfg)
+		return 0;
+	fp_fmt(fmt, 'u');
+	if (entry)
+		sw_fp_uwalk_entry_p(&key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+				    PT_REGS_FP(ctx), &next, (const char *)fmt,
+				    cfg->magic);
+	else
+		sw_fp_uwalk_p(&key, PT_REGS_IP(ctx), PT_REGS_FP(ctx), &next,
+			      (const char *)fmt, cfg->magic);
+	fp_printk_end(&key, fmt, cfg->magic);
+	return 0;
+}
+
+SEC("kprobe") int fp_uprobe_entry_p(struct pt_regs *ctx) { return fp_uprobe_print(ctx, 1); }
+SEC("kprobe") int fp_uprobe_p(struct pt_regs *ctx) { return fp_uprobe_print(ctx, 0); }
+
+/*
+ * --explain: the walk of where the event fired, with the frame pointer of
+ * every frame, sent with the event (4.4+).  user: the event is in user
+ * space (uprobe, USDT); entry: at a function's first instruction.
+ */
+static __always_inline int fp_explain(void *ctx, __u64 ip, __u64 sp,
+				      __u64 bp, const int user,
+				      const int entry)
+{
+	struct sw_fp_xrecord rec = {};
+	struct sw_config *cfg;
+	__u64 next = 0;
+
+	cfg = sw_filter(1);
+	if (!cfg)
+		return 0;
+	sw_key_hdr(&rec.x.h, cfg);
+	if (user && entry)
+		sw_fp_uwalk_entry_x(&rec.x, ip, sp, bp, &next);
+	else if (user)
+		sw_fp_uwalk_x(&rec.x, ip, bp, &next);
+	else if (entry)
+		sw_fp_kwalk_entry_x(&rec.x, ip, sp, bp, &next);
+	else
+		sw_fp_kwalk_x(&rec.x, bp, &next);
+	sw_event_hdr(&rec.e);
+	sw_emit(ctx, &rec, sizeof(rec));
+	return 0;
+}
+
+SEC("kprobe") int fp_uprobe_entry_x(struct pt_regs *ctx)
+{
+	return fp_explain(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1, 1);
+}
+
+SEC("kprobe") int fp_uprobe_x(struct pt_regs *ctx)
+{
+	return fp_explain(ctx, PT_REGS_IP(ctx), 0, PT_REGS_FP(ctx), 1, 0);
+}
+
+SEC("kprobe") int fp_kprobe_x(struct pt_regs *ctx)
+{
+	return fp_explain(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0, 1);
+}
+
+SEC("tracepoint") int fp_tp_x(void *ctx)
+{
+	return fp_explain(ctx, 0, 0, sw_frame_pointer(), 0, 0);
 }
 
 SW_FOLLOW_PROGRAMS()

@@ -14,12 +14,18 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
+/* stacksnoop sends the key behind an event header */
+struct sw_gs_record {
+	struct sw_event_hdr e;
+	struct sw_gs_key key;
+};
+
 /* The key is four times the BPF stack: build it in per-CPU memory. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sw_gs_key);
+	__type(value, struct sw_gs_record);
 } scratch SEC(".maps");
 
 /*
@@ -48,9 +54,11 @@ static __always_inline void gs_frames(void *ctx, __u64 *buf, __u64 flags,
 	bpf_probe_read(&buf[1], 8, (void *)sp);
 }
 
+/* emit: one record per event (stacksnoop); else count (stackcount) */
 static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
-				    const int uentry)
+				    const int uentry, const int emit)
 {
+	struct sw_gs_record *rec;
 	struct sw_config *cfg;
 	struct sw_gs_key *key;
 	__u32 zero = 0;
@@ -58,9 +66,10 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 	cfg = sw_filter(1);
 	if (!cfg)
 		return 0;
-	key = bpf_map_lookup_elem(&scratch, &zero);
-	if (!key)
+	rec = bpf_map_lookup_elem(&scratch, &zero);
+	if (!rec)
 		return 0;
+	key = &rec->key;
 	sw_key_hdr(&key->h, cfg);
 	if (cfg->flags & SW_CFG_KSTACK)
 		gs_frames(ctx, key->kip, 0,
@@ -71,35 +80,40 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 		gs_frames(ctx, key->uip, BPF_F_USER_STACK, uentry, sp);
 	else
 		key->uip[0] = 0;
-	sw_count(&counts, key);
+	if (emit) {
+		sw_event_hdr(&rec->e);
+		sw_emit(ctx, rec, sizeof(*rec));
+	} else {
+		sw_count(&counts, key);
+	}
 	return 0;
 }
 
-/* kprobe: always on a function's first instruction */
-SEC("kprobe")
-int gs_kprobe(struct pt_regs *ctx)
-{
-	return gs_event(ctx, PT_REGS_SP(ctx), 1, 0);
+/*
+ * kprobe: always at a function's first instruction.  uprobe_entry: at a
+ * function's entry where the kernel's unwinder drops the caller.  uprobe:
+ * USDT, or where the kernel's unwinder already has the caller.  Each as a
+ * counting program and, suffixed _e, an emitting one.
+ */
+#define GS_PROGRAMS(sfx, emit)						\
+SEC("kprobe") int gs_kprobe##sfx(struct pt_regs *ctx)			\
+{									\
+	return gs_event(ctx, PT_REGS_SP(ctx), 1, 0, emit);		\
+}									\
+SEC("kprobe") int gs_uprobe_entry##sfx(struct pt_regs *ctx)		\
+{									\
+	return gs_event(ctx, PT_REGS_SP(ctx), 0, 1, emit);		\
+}									\
+SEC("kprobe") int gs_uprobe##sfx(struct pt_regs *ctx)			\
+{									\
+	return gs_event(ctx, 0, 0, 0, emit);				\
+}									\
+SEC("tracepoint") int gs_tp##sfx(void *ctx)				\
+{									\
+	return gs_event(ctx, 0, 0, 0, emit);				\
 }
 
-/* uprobe on a function entry where the kernel's unwinder drops the caller */
-SEC("kprobe")
-int gs_uprobe_entry(struct pt_regs *ctx)
-{
-	return gs_event(ctx, PT_REGS_SP(ctx), 0, 1);
-}
-
-/* USDT, or a uprobe where the kernel's unwinder already has the caller */
-SEC("kprobe")
-int gs_uprobe(struct pt_regs *ctx)
-{
-	return gs_event(ctx, 0, 0, 0);
-}
-
-SEC("tracepoint")
-int gs_tp(void *ctx)
-{
-	return gs_event(ctx, 0, 0, 0);
-}
+GS_PROGRAMS(, 0)
+GS_PROGRAMS(_e, 1)
 
 SW_FOLLOW_PROGRAMS()

@@ -36,59 +36,69 @@ static __always_inline int sm_stackid(void *ctx, __u64 flags, __u32 collided)
 	return id;
 }
 
+/* stacksnoop sends the key behind an event header */
+struct sw_sm_record {
+	struct sw_event_hdr e;
+	struct sw_sm_key key;
+};
+
 static __always_inline int sm_event(void *ctx, __u64 sp, const int kentry,
-				    const int uentry)
+				    const int uentry, const int emit)
 {
-	struct sw_sm_key key = {};
+	struct sw_sm_record rec = {};
+	struct sw_sm_key *k = &rec.key;
 	struct sw_config *cfg;
 
 	cfg = sw_filter(1);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&key.h, cfg);
-	key.kid = -SW_EFAULT;
-	key.uid = -SW_EFAULT;
+	sw_key_hdr(&k->h, cfg);
+	k->kid = -SW_EFAULT;
+	k->uid = -SW_EFAULT;
 	if (cfg->flags & SW_CFG_KSTACK) {
-		key.kid = sm_stackid(ctx, 0, SW_LOST_KCOLLISION);
-		if (key.kid < 0 && key.kid != -SW_EFAULT)
+		k->kid = sm_stackid(ctx, 0, SW_LOST_KCOLLISION);
+		if (k->kid < 0 && k->kid != -SW_EFAULT)
 			return 0;
 		/* the stored stack cannot be edited: keep the caller aside */
 		if (kentry && (cfg->flags & SW_CFG_KENTRY))
-			bpf_probe_read(&key.kcaller, 8, (void *)sp);
+			bpf_probe_read(&k->kcaller, 8, (void *)sp);
 	}
 	if (cfg->flags & SW_CFG_USTACK) {
-		key.uid = sm_stackid(ctx, BPF_F_USER_STACK, SW_LOST_UCOLLISION);
-		if (key.uid < 0 && key.uid != -SW_EFAULT)
+		k->uid = sm_stackid(ctx, BPF_F_USER_STACK, SW_LOST_UCOLLISION);
+		if (k->uid < 0 && k->uid != -SW_EFAULT)
 			return 0;
 		if (uentry)
-			bpf_probe_read(&key.ucaller, 8, (void *)sp);
+			bpf_probe_read(&k->ucaller, 8, (void *)sp);
 	}
-	sw_count(&counts, &key);
+	if (emit) {
+		sw_event_hdr(&rec.e);
+		sw_emit(ctx, &rec, sizeof(rec));
+	} else {
+		sw_count(&counts, k);
+	}
 	return 0;
 }
 
-SEC("kprobe")
-int sm_kprobe(struct pt_regs *ctx)
-{
-	return sm_event(ctx, PT_REGS_SP(ctx), 1, 0);
+/* As in getstack.bpf.c: counting programs, and emitting ones (_e). */
+#define SM_PROGRAMS(sfx, emit)						\
+SEC("kprobe") int sm_kprobe##sfx(struct pt_regs *ctx)			\
+{									\
+	return sm_event(ctx, PT_REGS_SP(ctx), 1, 0, emit);		\
+}									\
+SEC("kprobe") int sm_uprobe_entry##sfx(struct pt_regs *ctx)		\
+{									\
+	return sm_event(ctx, PT_REGS_SP(ctx), 0, 1, emit);		\
+}									\
+SEC("kprobe") int sm_uprobe##sfx(struct pt_regs *ctx)			\
+{									\
+	return sm_event(ctx, 0, 0, 0, emit);				\
+}									\
+SEC("tracepoint") int sm_tp##sfx(void *ctx)				\
+{									\
+	return sm_event(ctx, 0, 0, 0, emit);				\
 }
 
-SEC("kprobe")
-int sm_uprobe_entry(struct pt_regs *ctx)
-{
-	return sm_event(ctx, PT_REGS_SP(ctx), 0, 1);
-}
-
-SEC("kprobe")
-int sm_uprobe(struct pt_regs *ctx)
-{
-	return sm_event(ctx, 0, 0, 0);
-}
-
-SEC("tracepoint")
-int sm_tp(void *ctx)
-{
-	return sm_event(ctx, 0, 0, 0);
-}
+SM_PROGRAMS(, 0)
+SM_PROGRAMS(_e, 1)
 
 SW_FOLLOW_PROGRAMS()

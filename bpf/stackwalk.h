@@ -44,6 +44,8 @@ struct sw_config {
 	__u32 stack_padding;
 	/* sched_process_fork's child_pid moved between kernels: 44, then 20 */
 	__u32 fork_child_off;
+	/* stacksnoop on 4.1-4.3: tags our trace_printk lines in trace_pipe */
+	__u32 magic;
 };
 
 /* Array map "lost": events whose stack could not be recorded, by cause. */
@@ -76,6 +78,13 @@ struct sw_key_hdr {
 	__u8 ustop;
 	__u16 pad;
 	char comm[SW_COMM_LEN];
+};
+
+/* stacksnoop: each event is this, then the walker's key (or explain record). */
+struct sw_event_hdr {
+	__u64 ts;		/* bpf_ktime_get_ns() */
+	__u32 tid;
+	__u32 cpu;
 };
 
 /* getstack: raw frames from bpf_get_stack, zero-terminated. */

@@ -65,19 +65,49 @@ def pick_depth():
     return depth, reasons
 
 
-def kernel_step(i):
+class Walk:
+    """Where a walk puts what it reads: a counting key, or an explain record."""
+
+    def __init__(self, rec, ret, stop, explain=False, printk=False):
+        self.rec = rec          # the record pointer's name
+        self.ret = ret          # its return-address array
+        self.stop = stop        # its stop-reason field
+        self.explain = explain  # also keep each frame pointer, and the last
+        self.printk = printk    # also print each frame as it is read
+
+    def slot(self, i):
+        return f"{self.rec}->{self.ret}[{i}]"
+
+    def note_fp(self, i):
+        return f"\t{self.rec}->fp[{i}] = bp;\n" if self.explain else ""
+
+    def note_last(self):
+        return f"\t{self.rec}->last = bp;\n" if self.explain else ""
+
+    def note_frame(self, i, indent="\t"):
+        """4.1-4.3: the frame goes out at once, so no path rejoins later."""
+        if not self.printk:
+            return ""
+        return (f"{indent}bpf_trace_printk(fmt, 16, magic, {i}, "
+                f"{self.slot(i)});\n")
+
+
+def kernel_step(w, i):
     """Frame i of a kernel walk: bp points at [saved rbp][return address]."""
     return f"""\
 	/* kernel frame {i} */
-	if (bpf_probe_read(&key->kip[{i}], 8, (void *)(bp + 8)))
+{w.note_fp(i)}\
+	if (bpf_probe_read(&{w.slot(i)}, 8, (void *)(bp + 8)))
 		goto unreadable;
-	if (key->kip[{i}] < SW_KERNEL_MIN) {{
+	if ({w.slot(i)} < SW_KERNEL_MIN) {{
 		/* reached user space: bp is the user's frame pointer */
-		key->kip[{i}] = 0;
-		key->h.kstop = SW_STOP_LEFT_KERNEL;
+		{w.slot(i)} = 0;
+		{w.rec}->h.kstop = SW_STOP_LEFT_KERNEL;
+{w.note_last()}\
 		*ubp = bp;
 		return;
 	}}
+{w.note_frame(i)}\
 	if (bpf_probe_read(&bp, 8, (void *)bp))
 		goto unreadable;
 	if (!bp || (bp & 7))
@@ -85,7 +115,7 @@ def kernel_step(i):
 """
 
 
-def user_step(i):
+def user_step(w, i):
     """Frame i of a user walk, read as the kernel's own user unwinder does."""
     return f"""\
 	/* user frame {i} */
@@ -93,33 +123,83 @@ def user_step(i):
 		goto end;
 	if (bp >= SW_USER_MAX)
 		goto unreadable;
+{w.note_fp(i)}\
 	if (bpf_probe_read(next, 8, (void *)bp))
 		goto unreadable;
-	if (bpf_probe_read(&key->uip[{i}], 8, (void *)(bp + 8)))
+	if (bpf_probe_read(&{w.slot(i)}, 8, (void *)(bp + 8)))
 		goto unreadable;
+{w.note_frame(i)}\
 	bp = *next;
 """
 
 
-def walk_function(name, params, doc, prologue, step, first, depth, stop):
-    body = "".join(step(i) for i in range(first, depth))
+def walk_function(w, name, params, doc, prologue, step, first, depth):
+    body = "".join(step(w, i) for i in range(first, depth))
     return f"""
 /* {doc} */
 static __always_inline void {name}({params})
 {{
 {prologue}{body}\
-	key->h.{stop} = SW_STOP_DEPTH;
+	{w.rec}->h.{w.stop} = SW_STOP_DEPTH;
+{w.note_last()}\
 	return;
 end:
-	key->h.{stop} = SW_STOP_END;
+	{w.rec}->h.{w.stop} = SW_STOP_END;
+{w.note_last()}\
 	return;
 unreadable:
-	key->h.{stop} = SW_STOP_UNREADABLE;
+	{w.rec}->h.{w.stop} = SW_STOP_UNREADABLE;
+{w.note_last()}\
 }}
 """
 
 
-def render_key(depth, reasons):
+def walks(depth, xdepth):
+    """Every walk: (kernel | user) x (at a function entry | anywhere) x
+    (count | explain | print)."""
+    out = []
+    for kind, rec, kret, uret, d, suffix in (
+            ("count", "key", "kip", "uip", depth, ""),
+            ("explain", "x", "ret", "ret", xdepth, "_x"),
+            ("printk", "key", "kip", "uip", depth, "_p")):
+        explain, printk = kind == "explain", kind == "printk"
+        rtype = "struct sw_fp_explain" if explain else "struct sw_fp_key"
+        pargs = ", const char *fmt, __u32 magic" if printk else ""
+        k = Walk(rec, kret, "kstop", explain, printk)
+        u = Walk(rec, uret, "ustop", explain, printk)
+        sp_note = f"\t{rec}->sp = sp;\n" if explain else ""
+        out.append(walk_function(
+            k, "sw_fp_kwalk_entry" + suffix,
+            f"{rtype} *{rec}, __u64 ip, __u64 sp, __u64 bp, __u64 *ubp{pargs}",
+            "kprobe on a function entry: ip, the caller at *sp, then the chain",
+            f"\t{k.slot(0)} = ip;\n{sp_note}{k.note_frame(0)}"
+            f"\tif (bpf_probe_read(&{k.slot(1)}, 8, (void *)sp))\n\t\tgoto unreadable;\n"
+            f"{k.note_frame(1)}"
+            "\tif (!bp || (bp & 7))\n\t\tgoto end;\n",
+            kernel_step, 2, d))
+        if not printk:	# tracepoints arrived with perf_event_output
+            out.append(walk_function(
+                k, "sw_fp_kwalk" + suffix,
+                f"{rtype} *{rec}, __u64 bp, __u64 *ubp",
+                "frames only, from a frame pointer (the program's own, in a tracepoint)",
+                "", kernel_step, 0, d))
+        out.append(walk_function(
+            u, "sw_fp_uwalk_entry" + suffix,
+            f"{rtype} *{rec}, __u64 ip, __u64 sp, __u64 bp, __u64 *next{pargs}",
+            "uprobe on a function entry: ip, the caller at *sp, then the chain",
+            f"\t{u.slot(0)} = ip;\n{sp_note}{u.note_frame(0)}"
+            f"\tif (bpf_probe_read(&{u.slot(1)}, 8, (void *)sp))\n\t\tgoto unreadable;\n"
+            f"{u.note_frame(1)}",
+            user_step, 2, d))
+        out.append(walk_function(
+            u, "sw_fp_uwalk" + suffix,
+            f"{rtype} *{rec}, __u64 ip, __u64 bp, __u64 *next{pargs}",
+            "anywhere else (USDT, or user registers saved at kernel entry)",
+            f"\t{u.slot(0)} = ip;\n{u.note_frame(0)}", user_step, 1, d))
+    return "".join(out)
+
+
+def render_key(depth, xdepth, reasons):
     why = "\n".join(" * - " + r for r in reasons)
     return f"""\
 /* Generated by gen/walker.py: do not edit. */
@@ -143,12 +223,26 @@ struct sw_fp_key {{
 	__u64 uip[SW_FP_UDEPTH];
 }};
 
+/*
+ * stacksnoop --explain: one walk, with the frame pointer each return
+ * address was read behind.  Two frames shallower than a key, for the
+ * frame pointers it keeps besides.
+ */
+#define SW_FP_XDEPTH {xdepth}
+struct sw_fp_explain {{
+	struct sw_key_hdr h;	/* kstop or ustop: why the walk ended */
+	__u64 sp;		/* entry probes: the caller was read at *sp */
+	__u64 last;		/* the frame pointer the walk ended on */
+	__u64 fp[SW_FP_XDEPTH];	/* ret[i] was read at fp[i] + 8 (0: not) */
+	__u64 ret[SW_FP_XDEPTH];	/* ret[0]: where the event fired */
+}};
+
 #endif /* SW_FP_KEY_H */
 """
 
 
-def render_walk(depth):
-    out = ["""\
+def render_walk(depth, xdepth):
+    return f"""\
 /* Generated by gen/walker.py: do not edit. */
 /*
  * The unrolled x86_64 frame-pointer walks.
@@ -164,51 +258,20 @@ def render_walk(depth):
 #define SW_FP_WALK_H
 
 #include "fp_key.h"
-"""]
-    out.append(walk_function(
-        "sw_fp_kwalk_entry",
-        "struct sw_fp_key *key, __u64 ip, __u64 sp, __u64 bp, __u64 *ubp",
-        "kprobe on a function entry: ip, the caller at *sp, then the chain",
-        textwrap.indent(textwrap.dedent("""\
-            key->kip[0] = ip;
-            if (bpf_probe_read(&key->kip[1], 8, (void *)sp))
-                goto unreadable;
-            if (!bp || (bp & 7))
-                goto end;
-            """).replace("    ", "\t"), "\t"),
-        kernel_step, 2, depth, "kstop"))
-    out.append(walk_function(
-        "sw_fp_kwalk",
-        "struct sw_fp_key *key, __u64 bp, __u64 *ubp",
-        "frames only, from a frame pointer (the program's own, in a tracepoint)",
-        "", kernel_step, 0, depth, "kstop"))
-    out.append(walk_function(
-        "sw_fp_uwalk_entry",
-        "struct sw_fp_key *key, __u64 ip, __u64 sp, __u64 bp, __u64 *next",
-        "uprobe on a function entry: ip, the caller at *sp, then the chain",
-        textwrap.indent(textwrap.dedent("""\
-            key->uip[0] = ip;
-            if (bpf_probe_read(&key->uip[1], 8, (void *)sp))
-                goto unreadable;
-            """).replace("    ", "\t"), "\t"),
-        user_step, 2, depth, "ustop"))
-    out.append(walk_function(
-        "sw_fp_uwalk",
-        "struct sw_fp_key *key, __u64 ip, __u64 bp, __u64 *next",
-        "anywhere else (USDT, or user registers saved at kernel entry)",
-        "\tkey->uip[0] = ip;\n", user_step, 1, depth, "ustop"))
-    out.append("\n#endif /* SW_FP_WALK_H */\n")
-    return "".join(out)
+{walks(depth, xdepth)}
+#endif /* SW_FP_WALK_H */
+"""
 
 
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: walker.py KEY.h WALK.h")
     depth, reasons = pick_depth()
+    xdepth = depth - 2
     with open(sys.argv[1], "w") as f:
-        f.write(render_key(depth, reasons))
+        f.write(render_key(depth, xdepth, reasons))
     with open(sys.argv[2], "w") as f:
-        f.write(render_walk(depth))
+        f.write(render_walk(depth, xdepth))
 
 
 if __name__ == "__main__":

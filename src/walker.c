@@ -8,17 +8,34 @@
 #include <bpf/libbpf.h>
 #include "walker.h"
 #include "calib.h"
+#include "tracepipe.h"
 #include "sources.h"
 #include "fp_key.h"
 #include "getstack.skel.h"
 #include "stackmap.skel.h"
 #include "fp.skel.h"
 
+/* stacksnoop: the events of one poll, to be sorted by time */
+struct batch {
+	struct walker *w;
+	struct sw_event *v;
+	size_t n, cap;
+	bool user_events;	/* explain: the walk is the user one */
+	int err;
+};
+
 struct walker {
 	const struct sw_features *f;
 	struct walker_opts o;
 	struct bpf_object *obj;
-	struct bpf_map *counts, *stacks, *config, *lost, *follow;
+	struct bpf_map *counts, *stacks, *config, *lost, *follow, *events;
+	struct perf_buffer *pb;
+	struct tracepipe *tp;
+	struct batch batch;
+	sw_event_fn on_event;
+	void *on_event_ctx;
+	__u32 magic;		/* tags our trace_printk lines */
+	bool user_events;	/* the events fire in user space */
 	struct sw_attachment *att;
 	size_t natt, cap;
 	/* newer kernels add the caller at entry uprobes on push/endbr */
@@ -26,40 +43,77 @@ struct walker {
 	__u32 key_size;
 };
 
-/* The program a target needs, by walker: see the SEC()s in bpf/. */
+/* Program name suffix of a sink, as in bpf/fp.bpf.c. */
+static const char *sink_suffix(enum walker_sink sink)
+{
+	static const char *const sfx[] = {
+		[SINK_COUNT] = "", [SINK_EMIT] = "_e", [SINK_PRINTK] = "_p",
+		[SINK_EXPLAIN] = "_x",
+	};
+	return sfx[sink];
+}
+
+/*
+ * The program a target needs: see the SEC()s in bpf/.  The base name says
+ * where the event fires and which walk it needs, the suffix where the
+ * stack goes.
+ */
 static const char *prog_name(const struct walker *w, enum sw_role role,
-			     bool entry_heuristic)
+			     bool entry_heuristic, char *buf, size_t len)
 {
 	bool uentry = role == SW_ROLE_UENTRY &&
 		      !(entry_heuristic && w->kernel_adds_ucaller);
+	const char *base, *sfx = sink_suffix(w->o.sink);
+	bool x = w->o.sink == SINK_EXPLAIN;
 
 	switch (w->o.kind) {
 	case SW_WALKER_GETSTACK:
-		switch (role) {
-		case SW_ROLE_KPROBE: return "gs_kprobe";
-		case SW_ROLE_TRACEPOINT: return "gs_tp";
-		default: return uentry ? "gs_uprobe_entry" : "gs_uprobe";
-		}
 	case SW_WALKER_STACKMAP:
 		switch (role) {
-		case SW_ROLE_KPROBE: return "sm_kprobe";
-		case SW_ROLE_TRACEPOINT: return "sm_tp";
-		default: return uentry ? "sm_uprobe_entry" : "sm_uprobe";
+		case SW_ROLE_KPROBE: base = "kprobe"; break;
+		case SW_ROLE_TRACEPOINT: base = "tp"; break;
+		default: base = uentry ? "uprobe_entry" : "uprobe"; break;
 		}
+		snprintf(buf, len, "%s_%s%s", w->o.kind == SW_WALKER_GETSTACK ?
+			 "gs" : "sm", base, sfx);
+		return buf;
 	default:
-		switch (role) {
-		case SW_ROLE_KPROBE:
-			if (w->o.ustack)
-				return "fp_kprobe";
-			return w->f->helper_pid ? "fp_kprobe_k" : "fp_kprobe_k_v41";
-		case SW_ROLE_TRACEPOINT:
-			return w->o.ustack ? "fp_tp" : "fp_tp_k";
-		case SW_ROLE_UENTRY:
-			return "fp_uprobe_entry";
-		default:
-			return "fp_uprobe";
-		}
+		break;
 	}
+	switch (role) {
+	case SW_ROLE_KPROBE:
+		/* with user frames, the first stage is shared: its tail differs */
+		if (w->o.ustack && !x)
+			base = w->o.sink == SINK_PRINTK ? "kprobe_p" : "kprobe";
+		else if (x)
+			base = "kprobe";
+		else
+			base = w->f->helper_pid ? "kprobe_k" : "kprobe_k_v41";
+		break;
+	case SW_ROLE_TRACEPOINT:
+		base = w->o.ustack && !x ? "tp" : x ? "tp" : "tp_k";
+		break;
+	case SW_ROLE_UENTRY:
+		base = "uprobe_entry";
+		break;
+	default:
+		base = "uprobe";
+		break;
+	}
+	if ((role == SW_ROLE_KPROBE || role == SW_ROLE_TRACEPOINT) &&
+	    w->o.ustack && !x)
+		sfx = "";	/* fp_kprobe, fp_kprobe_p, fp_tp: the tail sinks */
+	snprintf(buf, len, "fp_%s%s", base, sfx);
+	return buf;
+}
+
+/* The user walk a kernel event's first stage tail-calls, by sink. */
+static const char *tail_name(const struct walker *w, bool tracepoint,
+			     char *buf, size_t len)
+{
+	snprintf(buf, len, "fp_user_%s%s", tracepoint ? "tp" : "kp",
+		 sink_suffix(w->o.sink));
+	return buf;
 }
 
 static struct bpf_program *prog(const struct walker *w, const char *name)
@@ -92,6 +146,7 @@ static int open_object(struct walker *w)
 	w->config = bpf_object__find_map_by_name(w->obj, "config");
 	w->lost = bpf_object__find_map_by_name(w->obj, "lost");
 	w->follow = bpf_object__find_map_by_name(w->obj, "follow");
+	w->events = bpf_object__find_map_by_name(w->obj, "events");
 	return 0;
 }
 
@@ -110,17 +165,24 @@ static void choose_programs(struct walker *w, const struct sw_targets *t)
 {
 	struct bpf_program *p;
 
+	bool events = w->o.sink == SINK_EMIT || w->o.sink == SINK_EXPLAIN;
+	char name[64];
+
 	bpf_object__for_each_program(p, w->obj)
 		bpf_program__set_autoload(p, false);
 	for (size_t i = 0; i < t->n; i++)
 		bpf_program__set_autoload(prog(w, prog_name(w, t->v[i].role,
-				t->v[i].entry_heuristic)), true);
+				t->v[i].entry_heuristic, name, sizeof(name))), true);
+	/* what this run does not use, an old kernel may not even have */
+	bpf_map__set_autocreate(w->events, events);
 	if (w->o.kind == SW_WALKER_FP) {
-		bool tails = w->o.ustack && w->f->helper_tail_call;
+		bool tails = w->o.ustack && w->f->helper_tail_call &&
+			     w->o.sink != SINK_EXPLAIN;
 
-		bpf_program__set_autoload(prog(w, "fp_user_kp"), tails);
-		bpf_program__set_autoload(prog(w, "fp_user_tp"),
-					  tails && w->f->prog_tracepoint);
+		bpf_program__set_autoload(prog(w, tail_name(w, false, name, sizeof(name))), tails);
+		if (w->o.sink != SINK_PRINTK)
+			bpf_program__set_autoload(prog(w, tail_name(w, true, name, sizeof(name))),
+						  tails && w->f->prog_tracepoint);
 		if (!w->f->map_prog_array) {
 			bpf_map__set_autocreate(bpf_object__find_map_by_name(w->obj, "tails_kp"), false);
 			bpf_map__set_autocreate(bpf_object__find_map_by_name(w->obj, "tails_tp"), false);
@@ -140,7 +202,7 @@ static void choose_programs(struct walker *w, const struct sw_targets *t)
 static int tp_field_offset(const char *tracefs, const char *cat,
 			   const char *ev, const char *field)
 {
-	char p[512], line[512], want[64];
+	char p[4096 + 256], line[512], want[64];
 	int off = -ENOENT;
 	FILE *f;
 
@@ -205,6 +267,7 @@ static void base_config(const struct walker *w, struct sw_config *c)
 	c->follow_mask = w->o.follow ? ~0u : 0;
 	c->thread_size = f->thread_size;
 	c->stack_padding = f->stack_padding;
+	c->magic = w->magic;
 }
 
 /* Room for one more attachment at w->att[w->natt]. */
@@ -302,6 +365,9 @@ int walker__open(struct walker **out, const struct sw_features *f,
 		return -ENOMEM;
 	w->f = f;
 	w->o = *o;
+	w->magic = 0x57000000 | (getpid() & 0xffffff);
+	w->user_events = t->n && (t->v[0].role == SW_ROLE_UENTRY ||
+				  t->v[0].role == SW_ROLE_UINSIDE);
 	err = open_object(w);
 	if (err)
 		goto fail;
@@ -318,14 +384,16 @@ int walker__open(struct walker **out, const struct sw_features *f,
 	if (err)
 		goto fail;
 	w->key_size = bpf_map__key_size(w->counts);
-	if (w->o.kind == SW_WALKER_FP && o->ustack && f->helper_tail_call) {
+	if (w->o.kind == SW_WALKER_FP && o->ustack && f->helper_tail_call &&
+	    o->sink != SINK_EXPLAIN) {
+		char name[64];
 		__u32 idx = 0;
-		int pfd = bpf_program__fd(prog(w, "fp_user_kp"));
+		int pfd = bpf_program__fd(prog(w, tail_name(w, false, name, sizeof(name))));
 
 		err = bpf_map_update_elem(bpf_map__fd(bpf_object__find_map_by_name(w->obj, "tails_kp")),
 					  &idx, &pfd, BPF_ANY);
-		if (!err && f->prog_tracepoint) {
-			pfd = bpf_program__fd(prog(w, "fp_user_tp"));
+		if (!err && f->prog_tracepoint && o->sink != SINK_PRINTK) {
+			pfd = bpf_program__fd(prog(w, tail_name(w, true, name, sizeof(name))));
 			err = bpf_map_update_elem(bpf_map__fd(bpf_object__find_map_by_name(w->obj, "tails_tp")),
 						  &idx, &pfd, BPF_ANY);
 		}
@@ -433,8 +501,9 @@ int walker__attach(struct walker *w, const struct sw_targets *t)
 	}
 	for (size_t i = 0; i < t->n; i++) {
 		const struct sw_target *tg = &t->v[i];
-		const char *name = prog_name(w, tg->role, tg->entry_heuristic);
+		char name[64];
 
+		prog_name(w, tg->role, tg->entry_heuristic, name, sizeof(name));
 		err = add_attachment(w, bpf_program__fd(prog(w, name)), &tg->spec);
 		if (err)
 			return err;
@@ -542,16 +611,61 @@ static int read_stackmap(struct walker *w, int id, __u64 *buf)
 	return nframes(buf, SW_MAX_FRAMES);
 }
 
+/* A key's frames, whichever walker's key it is. */
+struct key_frames {
+	const struct sw_key_hdr *h;
+	const __u64 *k, *u;
+	size_t nk, nu;
+	__u64 kcaller, ucaller;		/* stackmap: inserted after frame 0 */
+	__u64 kbuf[SW_MAX_FRAMES], ubuf[SW_MAX_FRAMES];
+};
+
+static void key_frames(struct walker *w, const void *key, struct key_frames *f)
+{
+	f->kcaller = f->ucaller = 0;
+	if (w->o.kind == SW_WALKER_GETSTACK) {
+		const struct sw_gs_key *k = key;
+
+		f->h = &k->h;
+		f->k = k->kip;
+		f->u = k->uip;
+		f->nk = nframes(k->kip, SW_MAX_FRAMES);
+		f->nu = nframes(k->uip, SW_MAX_FRAMES);
+	} else if (w->o.kind == SW_WALKER_STACKMAP) {
+		const struct sw_sm_key *k = key;
+
+		f->h = &k->h;
+		f->nk = read_stackmap(w, k->kid, f->kbuf);
+		f->nu = read_stackmap(w, k->uid, f->ubuf);
+		f->k = f->kbuf;
+		f->u = f->ubuf;
+		f->kcaller = k->kcaller;
+		f->ucaller = k->ucaller;
+	} else {
+		const struct sw_fp_key *k = key;
+
+		f->h = &k->h;
+		f->k = k->kip;
+		f->u = k->uip;
+		f->nk = nframes(k->kip, SW_FP_KDEPTH);
+		f->nu = nframes(k->uip, SW_FP_UDEPTH);
+	}
+}
+
 int walker__read(struct walker *w, struct sw_stacks *s)
 {
 	size_t fused = 0, fcap = 0, ks = w->key_size;
 	int fd = bpf_map__fd(w->counts), err = 0;
 	char *key = calloc(2, ks), *next = key + ks;
-	__u64 kbuf[SW_MAX_FRAMES], ubuf[SW_MAX_FRAMES], count;
+	struct key_frames *f = malloc(sizeof(*f));
 	void *prev = NULL;
+	__u64 count;
 
-	if (!key)
+	if (!key || !f) {
+		free(key);
+		free(f);
 		return -ENOMEM;
+	}
 	free(s->frames);
 	s->frames = NULL;
 	s->n = 0;
@@ -560,34 +674,194 @@ int walker__read(struct walker *w, struct sw_stacks *s)
 		prev = key;
 		if (bpf_map_lookup_elem(fd, key, &count))
 			continue;	/* deleted meanwhile */
-		if (w->o.kind == SW_WALKER_GETSTACK) {
-			const struct sw_gs_key *k = (void *)key;
-
-			err = push_stack(s, &k->h, count, k->kip,
-					 nframes(k->kip, SW_MAX_FRAMES), 0, k->uip,
-					 nframes(k->uip, SW_MAX_FRAMES), 0, &fused, &fcap);
-		} else if (w->o.kind == SW_WALKER_STACKMAP) {
-			const struct sw_sm_key *k = (void *)key;
-			int nk = read_stackmap(w, k->kid, kbuf);
-			int nu = read_stackmap(w, k->uid, ubuf);
-
-			err = push_stack(s, &k->h, count, kbuf, nk, k->kcaller,
-					 ubuf, nu, k->ucaller, &fused, &fcap);
-		} else {
-			const struct sw_fp_key *k = (void *)key;
-
-			err = push_stack(s, &k->h, count, k->kip,
-					 nframes(k->kip, SW_FP_KDEPTH), 0, k->uip,
-					 nframes(k->uip, SW_FP_UDEPTH), 0, &fused, &fcap);
-		}
+		key_frames(w, key, f);
+		err = push_stack(s, f->h, count, f->k, f->nk, f->kcaller, f->u,
+				 f->nu, f->ucaller, &fused, &fcap);
 		if (err)
 			break;
 	}
 	free(key);
+	free(f);
 	/* the frame store has stopped moving: offsets become pointers */
 	for (size_t i = 0; i < s->n; i++) {
 		s->v[i].kip = s->frames + (uintptr_t)s->v[i].kip;
 		s->v[i].uip = s->frames + (uintptr_t)s->v[i].uip;
+	}
+	return err;
+}
+
+/* ---- stacksnoop: events one by one ---- */
+
+/* The frames of f into ev, the entry callers in place. */
+static void event_frames(struct sw_event *ev, const struct key_frames *f)
+{
+	size_t n = 0, max = sizeof(ev->frames) / sizeof(ev->frames[0]);
+
+	ev->stack.kip = ev->frames;
+	for (size_t i = 0; i < f->nk && n < max; i++) {
+		ev->frames[n++] = f->k[i];
+		if (i == 0 && f->kcaller && n < max)
+			ev->frames[n++] = f->kcaller;
+	}
+	ev->stack.nk = n;
+	ev->stack.uip = ev->frames + n;
+	for (size_t i = 0; i < f->nu && n < max; i++) {
+		ev->frames[n++] = f->u[i];
+		if (i == 0 && f->ucaller && n < max)
+			ev->frames[n++] = f->ucaller;
+	}
+	ev->stack.nu = n - ev->stack.nk;
+}
+
+/* An explain record holds one walk: the event's own side of the stack. */
+static void explain_frames(struct sw_event *ev, const struct sw_fp_explain *x,
+			   bool user)
+{
+	size_t n = nframes(x->ret, SW_FP_XDEPTH);
+
+	memcpy(ev->frames, x->ret, n * sizeof(__u64));
+	ev->stack.kip = ev->stack.uip = ev->frames;
+	ev->stack.nk = user ? 0 : n;
+	ev->stack.nu = user ? n : 0;
+	ev->explain = x;
+}
+
+
+static void on_sample(void *ctx, int cpu, void *data, __u32 size)
+{
+	struct batch *b = ctx;
+	const struct sw_event_hdr *e = data;
+	struct key_frames *f;
+	struct sw_event *ev;
+
+	(void)cpu;
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 64;
+		void *v = realloc(b->v, cap * sizeof(*b->v));
+
+		if (!v) {
+			b->err = -ENOMEM;
+			return;
+		}
+		b->v = v;
+		b->cap = cap;
+	}
+	if (size < sizeof(*e))
+		return;
+	ev = &b->v[b->n];
+	memset(ev, 0, offsetof(struct sw_event, frames));
+	ev->ts = e->ts;
+	ev->tid = e->tid;
+	ev->cpu = e->cpu;
+	if (b->w->o.sink == SINK_EXPLAIN) {
+		const struct sw_fp_explain *x = (const void *)(e + 1);
+		struct sw_fp_explain *copy = malloc(sizeof(*copy));
+
+		if (!copy || size < sizeof(*e) + sizeof(*x)) {
+			free(copy);
+			return;
+		}
+		memcpy(copy, x, sizeof(*copy));
+		ev->stack.tgid = x->h.tgid;
+		memcpy(ev->stack.comm, x->h.comm, SW_COMM_LEN);
+		ev->stack.kstop = x->h.kstop;
+		ev->stack.ustop = x->h.ustop;
+		explain_frames(ev, copy, b->user_events);
+	} else {
+		f = malloc(sizeof(*f));
+		if (!f) {
+			b->err = -ENOMEM;
+			return;
+		}
+		key_frames(b->w, e + 1, f);
+		ev->stack.tgid = f->h->tgid;
+		memcpy(ev->stack.comm, f->h->comm, SW_COMM_LEN);
+		ev->stack.kstop = f->h->kstop;
+		ev->stack.ustop = f->h->ustop;
+		event_frames(ev, f);
+		free(f);
+	}
+	ev->stack.count = 1;
+	b->n++;
+}
+
+/* A trace_pipe event (4.1-4.3) into the batch, as a perf one would be. */
+static void on_trace_event(const struct tp_event *t, void *ctx)
+{
+	struct walker *w = ctx;
+	struct sw_fp_key *key = calloc(1, sizeof(*key));
+	struct sw_event_hdr *e;
+	char *rec;
+
+	if (!key)
+		return;
+	for (__u32 i = 0; i < t->nk && i < SW_FP_KDEPTH; i++)
+		key->kip[i] = t->k[i];
+	for (__u32 i = 0; i < t->nu && i < SW_FP_UDEPTH; i++)
+		key->uip[i] = t->u[i];
+	key->h.kstop = t->kstop;
+	key->h.ustop = t->ustop;
+	/* 4.1 has no tgid helper: threads of one process name alike anyway */
+	key->h.tgid = t->tid;
+	memcpy(key->h.comm, t->comm, SW_COMM_LEN);
+	rec = malloc(sizeof(*e) + sizeof(*key));
+	if (rec) {
+		e = (void *)rec;
+		e->ts = t->ts;
+		e->tid = t->tid;
+		e->cpu = t->cpu;
+		memcpy(e + 1, key, sizeof(*key));
+		on_sample(&w->batch, t->cpu, rec, sizeof(*e) + sizeof(*key));
+		free(rec);
+	}
+	free(key);
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct sw_event *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+int walker__events_open(struct walker *w, size_t pages, sw_event_fn fn,
+			void *ctx)
+{
+	w->on_event = fn;
+	w->on_event_ctx = ctx;
+	if (w->o.sink == SINK_PRINTK)
+		return tracepipe__open(&w->tp, w->f->tracefs, w->magic);
+	w->pb = perf_buffer__new(bpf_map__fd(w->events), pages, on_sample,
+				 NULL, &w->batch, NULL);
+	return w->pb ? 0 : -errno;
+}
+
+int walker__events_fd(const struct walker *w)
+{
+	if (w->tp)
+		return tracepipe__fd(w->tp);
+	return w->pb ? perf_buffer__epoll_fd(w->pb) : -1;
+}
+
+/* Everything now in the buffers, sorted by time: CPUs' buffers interleave. */
+int walker__events_poll(struct walker *w)
+{
+	struct batch *b = &w->batch;
+	int err;
+
+	b->w = w;
+	b->n = 0;
+	b->err = 0;
+	if (w->tp)
+		err = tracepipe__read(w->tp, on_trace_event, w);
+	else
+		err = perf_buffer__consume(w->pb);
+	if (!err)
+		err = b->err;
+	qsort(b->v, b->n, sizeof(*b->v), by_time);
+	for (size_t i = 0; i < b->n; i++) {
+		w->on_event(&b->v[i], w->on_event_ctx);
+		free((void *)b->v[i].explain);
 	}
 	return err;
 }
@@ -601,6 +875,9 @@ void walker__free(struct walker *w)
 {
 	if (!w)
 		return;
+	perf_buffer__free(w->pb);
+	tracepipe__free(w->tp);
+	free(w->batch.v);
 	/* perf fds first: a tracefs event with users cannot be removed */
 	for (size_t i = w->natt; i-- > 0;)
 		sw_detach(w->f, &w->att[i]);

@@ -13,8 +13,17 @@
 #include "../compat/kfeatures.h"
 #include "probe.h"
 
+/* Where stacks go: counted in the kernel, or one by one to user space. */
+enum walker_sink {
+	SINK_COUNT,		/* stackcount */
+	SINK_EMIT,		/* stacksnoop: perf_event_output (4.4+) */
+	SINK_PRINTK,		/* stacksnoop: trace_printk lines (4.1-4.3) */
+	SINK_EXPLAIN,		/* stacksnoop --explain: fp walks, every frame pointer */
+};
+
 struct walker_opts {
 	enum sw_walker kind;	/* not AUTO */
+	enum walker_sink sink;
 	bool kstack, ustack;
 	bool per_process;	/* key by tgid and comm */
 	pid_t pid;		/* -p, 0: any */
@@ -35,6 +44,17 @@ struct sw_stack {
 	bool kframe0_is_return;	/* tracepoint kernel stacks start at a caller */
 };
 
+/* stacksnoop: one event, whatever walker and delivery produced it. */
+struct sw_event {
+	__u64 ts;		/* ns: CLOCK_MONOTONIC, or the trace clock */
+	__u32 tid, cpu;
+	struct sw_stack stack;	/* tgid, comm, frames */
+	__u64 frames[2 * SW_MAX_FRAMES + 2];
+	const void *explain;	/* --explain: a struct sw_fp_explain */
+};
+
+typedef void (*sw_event_fn)(const struct sw_event *ev, void *ctx);
+
 struct sw_stacks {
 	struct sw_stack *v;
 	size_t n, cap;
@@ -53,6 +73,15 @@ int walker__follow(struct walker *w, pid_t tid);
 /* All stacks counted so far (cumulative). */
 int walker__read(struct walker *w, struct sw_stacks *out);
 int walker__lost(struct walker *w, __u64 lost[SW_LOST_NR]);
+/*
+ * stacksnoop: deliver events to fn, in time order within each batch; the
+ * buffer holds pages pages a CPU (perf), or trace_pipe is read (printk).
+ * walker__events_fd is for poll(); walker__events_poll delivers what is in.
+ */
+int walker__events_open(struct walker *w, size_t pages, sw_event_fn fn,
+			void *ctx);
+int walker__events_fd(const struct walker *w);
+int walker__events_poll(struct walker *w);
 const char *walker__source(const struct walker *w);
 void walker__free(struct walker *w);
 

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <bpf/libbpf.h>
+#include "session.h"
+#include "procs.h"
+#include "sideband.h"
+#include "symbolize.h"
+#include "../compat/semaphore.h"
+
+#define DEFAULT_STORAGE 16384
+
+int session_die(const char *tool, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", tool);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+#define die(s, ...) session_die((s)->o.tool, __VA_ARGS__)
+
+int session_parse_long(const char *s, long min, long max, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	if (errno || end == s || *end || *v < min || *v > max)
+		return -EINVAL;
+	return 0;
+}
+
+/* The releases forced legacy mode emulates: before the stack helpers. */
+static bool legacy_in_range(__u32 v)
+{
+	return v >= SW_KVERSION(4, 1, 0) && v < SW_KVERSION(4, 6, 0);
+}
+
+/* Options are what comes before "--"; COMMAND, what follows it. */
+void session_opts_init(struct session_opts *o, const char *tool, char **argv,
+		       int *argc)
+{
+	memset(o, 0, sizeof(*o));
+	o->tool = tool;
+	o->cpu = -1;
+	o->storage = DEFAULT_STORAGE;
+	for (int i = 1; i < *argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			o->command = &argv[i + 1];
+			*argc = i;
+			break;
+		}
+	}
+}
+
+int session_option(struct session_opts *o, int c, const char *arg)
+{
+	const char *t = o->tool;
+	long v;
+
+	switch (c) {
+	case 'p':
+		if (session_parse_long(arg, 1, INT_MAX, &v))
+			return session_die(t, "invalid PID '%s'; give a process id", arg) + 1;
+		o->pid = v;
+		return 0;
+	case 'c':
+		if (session_parse_long(arg, 0, INT_MAX, &v))
+			return session_die(t, "invalid CPU '%s'; give a CPU number", arg) + 1;
+		o->cpu = v;
+		return 0;
+	case 'D':
+		if (session_parse_long(arg, 1, INT_MAX, &v))
+			return session_die(t, "invalid duration '%s'; give a whole "
+					   "number of seconds", arg) + 1;
+		o->duration = v;
+		return 0;
+	case 'r': o->regexp = true; return 0;
+	case 'K': o->kernel_only = true; return 0;
+	case 'U': o->user_only = true; return 0;
+	case OPT_DEBUG: o->debug = true; return 0;
+	case OPT_FEATURES: o->kernel_features = true; return 0;
+	case OPT_WALKER:
+		if (sw_walker_parse(arg, &o->walker))
+			return session_die(t, "unknown walker '%s'; use auto, "
+					   "getstack, stackmap or fp", arg) + 1;
+		return 0;
+	case OPT_STORAGE:
+		if (session_parse_long(arg, 1, 1 << 24, &v))
+			return session_die(t, "invalid stack storage size '%s'; "
+					   "give a number of stacks", arg) + 1;
+		o->storage = v;
+		return 0;
+	case OPT_LEGACY:
+		if (sw_version_parse(arg ? arg : "4.4", &o->legacy) ||
+		    !legacy_in_range(o->legacy))
+			return session_die(t, "--legacy=%s: give a release from 4.1 "
+					   "to 4.5, e.g. --legacy=4.4", arg) + 1;
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+int session_unknown(const struct session_opts *o, int c, char **argv)
+{
+	if (c == ':')
+		return session_die(o->tool, "option '%s' needs an argument; see "
+				   "%s --help", argv[optind - 1], o->tool) + 1;
+	if (optopt)
+		return session_die(o->tool, "unknown option '-%c'; see %s --help",
+				   optopt, o->tool) + 1;
+	return session_die(o->tool, "unknown option '%s'; see %s --help",
+			   argv[optind - 1], o->tool) + 1;
+}
+
+int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
+{
+	const char *env = getenv("STACKWALK_LEGACY"), *t = o->tool;
+
+	if (env && *env && !o->legacy &&
+	    (sw_version_parse(env, &o->legacy) || !legacy_in_range(o->legacy)))
+		return session_die(t, "STACKWALK_LEGACY=%s: give a release from "
+				   "4.1 to 4.5, e.g. STACKWALK_LEGACY=4.4", env) + 1;
+	if (o->kernel_features)
+		return 0;
+	if (ind >= argc)
+		return session_die(t, "no pattern given; e.g. %s "
+				   "t:sched:sched_switch (see %s --help)", t, t) + 1;
+	if (ind + 1 < argc)
+		return session_die(t, "unexpected argument '%s'; give one "
+				   "pattern, and a command after --", argv[ind + 1]) + 1;
+	o->pattern = argv[ind];
+	if (o->command && !o->command[0])
+		return session_die(t, "no command after --; e.g. %s PATTERN -- ls", t) + 1;
+	if (o->kernel_only && o->user_only)
+		return session_die(t, "-K and -U are mutually exclusive; both "
+				   "stacks are the default") + 1;
+	if (o->command && o->pid)
+		return session_die(t, "-p and -- COMMAND both choose what to "
+				   "trace; give one") + 1;
+	if (o->legacy && o->walker != SW_WALKER_AUTO && o->walker != SW_WALKER_FP)
+		return session_die(t, "--walker %s: forced legacy mode runs the fp "
+				   "walker only; drop --walker",
+				   sw_walker_name(o->walker)) + 1;
+	if (o->legacy)
+		o->walker = SW_WALKER_FP;
+	return 0;
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static int libbpf_debug(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+int session_init(struct session *s)
+{
+	sigset_t set;
+
+	s->sigfd = -1;
+	s->cmd.go = s->cmd.status = -1;
+	s->end_at = -1;
+	libbpf_set_print(s->o.debug ? libbpf_debug : libbpf_quiet);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, &s->oldmask))
+		return die(s, "cannot set up signal handling: %s", strerror(errno));
+	signal(SIGPIPE, SIG_IGN);
+	s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->sigfd < 0)
+		return die(s, "cannot set up signal handling: %s", strerror(errno));
+	return 0;
+}
+
+static bool is_kernel_probe(const struct sw_pattern *p)
+{
+	return p->type == SW_PAT_KPROBE || p->type == SW_PAT_TRACEPOINT;
+}
+
+/* Decide the walker and what it records; refuse what the kernel cannot do. */
+static int plan(struct session *s)
+{
+	const struct session_opts *o = &s->o;
+	const struct sw_features *f = &s->f;
+	struct walker_opts *wo = &s->wo;
+	bool kprobe = is_kernel_probe(&s->pat);
+	enum sw_walker kind = o->walker;
+	const char *no;
+
+	s->why = "chosen with --walker";
+	if (o->sink == SINK_EXPLAIN) {
+		if (kind != SW_WALKER_AUTO && kind != SW_WALKER_FP)
+			return die(s, "--explain shows the fp walker's reads; "
+				   "drop --walker %s", sw_walker_name(kind));
+		if (!f->helper_output || !f->map_perf_array)
+			return die(s, "--explain needs bpf_perf_event_output "
+				   "(4.4+), which this kernel lacks");
+		kind = SW_WALKER_FP;
+		s->why = "--explain shows the fp walker's reads";
+	}
+	if (kind == SW_WALKER_AUTO)
+		kind = sw_features_pick(f, &s->why);
+	no = sw_features_refuse(f, kind);
+	if (no)
+		return die(s, "--walker %s: %s; use --walker auto",
+			   sw_walker_name(kind), no);
+	memset(wo, 0, sizeof(*wo));
+	wo->kind = kind;
+	wo->sink = o->sink;
+	if (wo->sink == SINK_EMIT && (!f->helper_output || !f->map_perf_array))
+		wo->sink = SINK_PRINTK;	/* 4.1-4.3: trace_printk */
+	wo->pid = o->pid;
+	wo->cpu = o->cpu;
+	wo->follow = o->command != NULL;
+	wo->storage = o->storage;
+	wo->kstack = !o->user_only && (kprobe || !o->own_side);
+	wo->ustack = !o->kernel_only && (!kprobe || !o->own_side || o->user_only);
+	if (o->sink == SINK_EXPLAIN) {
+		/* one walk: where the event fired */
+		wo->kstack = kprobe;
+		wo->ustack = !kprobe;
+	}
+	if (!f->helper_pid) {
+		/* 4.1: no way to tell processes apart in the kernel */
+		if (o->pid || o->perpid || o->command || o->user_only)
+			return die(s, "%s needs bpf_get_current_pid_tgid, which "
+				   "this kernel lacks (4.2+); count without it",
+				   o->pid ? "-p" : o->perpid ? "-P" :
+				   o->command ? "-- COMMAND" : "-U");
+		wo->ustack = false;
+	}
+	if (kind == SW_WALKER_FP && kprobe && wo->kstack &&
+	    f->unwinder != SW_UNWINDER_FP)
+		return die(s, "--walker fp cannot walk kernel frames: this kernel "
+			   "has no frame pointers (%s); use -U for user frames, "
+			   "or another walker", f->unwinder_why);
+	if (kind == SW_WALKER_FP && s->pat.type == SW_PAT_TRACEPOINT &&
+	    wo->kstack && !f->jit)
+		return die(s, "--walker fp walks a tracepoint's kernel frames from "
+			   "the JIT's frame pointer, and the BPF JIT is off; "
+			   "enable it: sysctl net.core.bpf_jit_enable=1");
+	if (wo->ustack && kprobe && kind == SW_WALKER_FP && !f->helper_tail_call)
+		return die(s, "--walker fp needs tail calls (4.2+) for user frames "
+			   "of kernel events; use -K");
+	if (o->kernel_only && !kprobe)
+		return die(s, "-K keeps kernel stacks only, and the events of user "
+			   "functions and USDT probes have none; drop -K");
+	wo->per_process = o->perpid || wo->ustack || o->sink != SINK_COUNT;
+	if (o->debug)
+		printf("walker: %s (%s)\n", sw_walker_name(kind), s->why);
+	return 0;
+}
+
+static bool needs_semaphores(const struct sw_targets *ts)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		if (ts->v[i].semaphore)
+			return true;
+	return false;
+}
+
+/* Add delta to each USDT semaphore this kernel leaves to us, once each. */
+static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
+{
+	for (size_t i = 0; i < ts->n; i++) {
+		const struct sw_target *tg = &ts->v[i];
+		bool seen = false;
+		int err;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = ts->v[j].semaphore == tg->semaphore &&
+			       !strcmp(ts->v[j].spec.path, tg->spec.path);
+		if (!tg->semaphore || seen)
+			continue;
+		err = sw_semaphore_add(pid, tg->spec.path, tg->semaphore, delta);
+		if (err && delta > 0)
+			return err;
+	}
+	return 0;
+}
+
+static int setup_symbols(struct session *s)
+{
+	int err = procs__new(&s->procs);
+
+	if (!err)
+		err = symbolizer__new(&s->sym, s->procs);
+	if (err || !s->wo.ustack)
+		return err;
+	/* processes that start from now on are followed from the kernel */
+	if (sideband__open(s->procs, &s->sb, 0))
+		s->sb = NULL;	/* fall back to /proc at print time */
+	if (s->o.pid)
+		procs__load(s->procs, s->o.pid);
+	return 0;
+}
+
+static int spawn(struct session *s)
+{
+	int e;
+
+	/* held at its first instruction while its semaphores are set */
+	s->cmd.stop_at_exec = needs_semaphores(&s->targets);
+	e = sw_cmd_spawn(&s->cmd, s->o.command, &s->oldmask);
+	if (e) {
+		die(s, "cannot run %s: %s; check the command", s->o.command[0],
+		    strerror(-e));
+		return 127;
+	}
+	s->have_cmd = true;
+	if (!walker_can_follow(&s->f)) {
+		/* a 4.4 kernel hooks fork with a kretprobe; none here */
+		fprintf(stderr, "%s: this kernel has no kprobes to see forks "
+			"with, so only %s itself is traced, not the processes "
+			"it starts\n", s->o.tool, s->o.command[0]);
+		s->wo.follow = false;
+		s->wo.pid = s->cmd.pid;
+	}
+	return 0;
+}
+
+int session_start(struct session *s)
+{
+	char err[512];
+	int e;
+
+	e = sw_features_probe(&s->f, s->o.legacy);
+	if (e)
+		return die(s, "cannot tell what this kernel offers: %s", strerror(-e));
+	if (s->o.kernel_features) {
+		sw_features_print(&s->f, stdout);
+		return 0;
+	}
+	if (!s->f.bpf)
+		return die(s, "this kernel refuses BPF programs; run as root on "
+			   "a kernel with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS");
+	if ((s->o.legacy || !s->f.pmu_kprobe) && s->f.tracefs[0])
+		sw_tracefs_remove_stale(s->f.tracefs);
+	if (sw_pattern_parse(s->o.pattern, s->o.regexp, &s->pat, err, sizeof(err)))
+		return die(s, "%s", err) + 1;	/* a usage error */
+	if (plan(s))
+		return 1;
+	if (s->o.pid && kill(s->o.pid, 0) && errno == ESRCH)
+		return die(s, "no process with PID %d; check the PID (ps -e)", s->o.pid);
+	e = sw_targets_resolve(&s->pat, &s->f, s->o.pid, &s->targets, err, sizeof(err));
+	if (e)
+		return die(s, "%s", err);
+	if (needs_semaphores(&s->targets) && !s->o.pid && !s->o.command)
+		return die(s, "USDT probes of \"%s\" have semaphores, which this "
+			   "kernel does not set (4.20+ does); give -p PID or -- "
+			   "COMMAND so that %s sets them", s->o.pattern, s->o.tool);
+	if (setup_symbols(s))
+		return die(s, "out of memory");
+	if (s->o.command && (e = spawn(s)))
+		return e;
+	e = walker__open(&s->w, &s->f, &s->wo, &s->targets);
+	if (e) {
+		if (e == -EPERM && !s->f.memlock_ok)
+			return die(s, "the kernel refused the BPF program: "
+				   "RLIMIT_MEMLOCK could not be raised; run as "
+				   "root or raise it (ulimit -l unlimited)");
+		return die(s, "cannot load the %s walker: %s; try --debug, or "
+			   "another --walker", sw_walker_name(s->wo.kind),
+			   strerror(-e));
+	}
+	if (s->o.debug)
+		printf("%s\n", walker__source(s->w));
+	if (s->have_cmd && walker__follow(s->w, s->cmd.pid))
+		return die(s, "cannot follow %s: %s", s->o.command[0], strerror(errno));
+	e = walker__attach(s->w, &s->targets);
+	if (e)
+		return die(s, "cannot attach to \"%s\": %s", s->o.pattern, strerror(-e));
+	if (s->o.pid && needs_semaphores(&s->targets)) {
+		e = semaphores(&s->targets, s->o.pid, 1);
+		if (e)
+			return die(s, "cannot set the USDT semaphores in PID %d: %s",
+				   s->o.pid, strerror(-e));
+		s->sema_pid = s->o.pid;
+	}
+	if (s->o.duration)
+		s->end_at = session_now_ms() + s->o.duration * 1000;
+	return 0;
+}
+
+int session_go(struct session *s)
+{
+	int e;
+
+	if (!s->have_cmd)
+		return 0;
+	e = sw_cmd_go(&s->cmd);
+	if (!e && s->cmd.stop_at_exec) {
+		e = semaphores(&s->targets, s->cmd.pid, 1);
+		if (e)
+			die(s, "cannot set the USDT semaphores in %s: %s (only its "
+			    "own image's, not libraries', can be set at its "
+			    "start)", s->o.command[0], strerror(-e));
+		sw_cmd_resume(&s->cmd);
+		e = 0;
+	}
+	if (e) {
+		s->have_cmd = false;
+		die(s, "cannot run %s: %s; check the command", s->o.command[0],
+		    strerror(-e));
+		return 127;
+	}
+	return 0;
+}
+
+long long session_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Returns true when tracing should end. */
+static bool handle_signals(struct session *s)
+{
+	struct signalfd_siginfo si;
+	bool end = false;
+	int ws;
+
+	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGCHLD) {
+			end = true;
+			continue;
+		}
+		if (s->have_cmd && waitpid(s->cmd.pid, &ws, WNOHANG) == s->cmd.pid) {
+			s->cmd_status = sw_cmd_exit_code(ws);
+			s->have_cmd = false;
+			end = true;
+		}
+	}
+	return end;
+}
+
+void session_sync(struct session *s)
+{
+	if (s->sb)
+		sideband__drain(s->sb);
+}
+
+enum session_wake session_wait(struct session *s, long long at_ms, int fd)
+{
+	struct pollfd pfd[2 + 256];
+	const int *sbfds = NULL;
+	int nsb = s->sb ? sideband__fds(s->sb, &sbfds) : 0, n = 0, ifd = -1;
+
+	pfd[n++] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
+	if (fd >= 0) {
+		ifd = n;
+		pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	}
+	for (int i = 0; i < nsb && n < (int)(sizeof(pfd) / sizeof(pfd[0])); i++)
+		pfd[n++] = (struct pollfd){ .fd = sbfds[i], .events = POLLIN };
+	for (;;) {
+		long long now = session_now_ms(), wake = at_ms;
+		int timeout;
+
+		if (s->end_at >= 0 && now >= s->end_at)
+			return WAKE_END;
+		if (at_ms >= 0 && now >= at_ms)
+			return WAKE_TIMEOUT;
+		if (s->end_at >= 0 && (wake < 0 || s->end_at < wake))
+			wake = s->end_at;
+		timeout = wake < 0 ? -1 : (int)(wake - now);
+		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
+			return WAKE_END;
+		if (pfd[0].revents && handle_signals(s))
+			return WAKE_END;
+		session_sync(s);
+		if (ifd >= 0 && pfd[ifd].revents)
+			return WAKE_FD;
+	}
+}
+
+static const char *const lost_what[SW_LOST_NR] = {
+	[SW_LOST_COUNTS_FULL] = "to a full counts map",
+	[SW_LOST_KCOLLISION] = "to kernel stack id collisions",
+	[SW_LOST_UCOLLISION] = "to user stack id collisions",
+	[SW_LOST_STACKMAP_FULL] = "to a full stack map",
+	[SW_LOST_FOLLOW_FULL] = "as children the follow map had no room for",
+	[SW_LOST_OUTPUT] = "to a full perf buffer",
+	[SW_LOST_TAILCALL] = "to a failed tail call",
+};
+
+/* Nothing lost silently: every loss the kernel side counted, said once. */
+static void report_losses(struct session *s)
+{
+	__u64 lost[SW_LOST_NR], total = 0;
+	char line[1024];
+	size_t n;
+
+	if (walker__lost(s->w, lost))
+		return;
+	for (int i = 0; i < SW_LOST_NR; i++)
+		total += lost[i];
+	if (total) {
+		n = snprintf(line, sizeof(line), "%llu stacks lost:",
+			     (unsigned long long)total);
+		for (int i = 0; i < SW_LOST_NR && n < sizeof(line); i++)
+			if (lost[i])
+				n += snprintf(line + n, sizeof(line) - n, "%s %llu %s",
+					      line[n - 1] != ':' ? "," : "",
+					      (unsigned long long)lost[i], lost_what[i]);
+		if (lost[SW_LOST_OUTPUT])
+			fprintf(stderr, "%s; raise --perf-buffer-pages\n", line);
+		else
+			fprintf(stderr, "%s; raise --stack-storage-size (now %u)\n",
+				line, s->o.storage);
+	}
+	if (s->sb && sideband__lost(s->sb))
+		fprintf(stderr, "%llu process mapping records lost: some user "
+			"frames may show as [unknown]\n",
+			(unsigned long long)sideband__lost(s->sb));
+}
+
+int session_stop(struct session *s)
+{
+	int ws;
+
+	report_losses(s);
+	if (s->sema_pid)
+		semaphores(&s->targets, s->sema_pid, -1);
+	if (s->have_cmd) {
+		/* tracing ended first (-D, a signal): end it, as perf record does */
+		kill(s->cmd.pid, SIGTERM);
+		waitpid(s->cmd.pid, &ws, 0);
+		s->cmd_status = sw_cmd_exit_code(ws);
+		s->have_cmd = false;
+	}
+	return s->o.command ? s->cmd_status : 0;
+}
+
+void session_free(struct session *s)
+{
+	walker__free(s->w);
+	if (s->have_cmd) {
+		/* stopped early (an error): do not leave it waiting */
+		if (s->cmd.go >= 0)
+			kill(s->cmd.pid, SIGKILL);
+		waitpid(s->cmd.pid, NULL, 0);
+	}
+	sideband__free(s->sb);
+	symbolizer__free(s->sym);
+	procs__free(s->procs);
+	sw_targets_free(&s->targets);
+	sw_pattern_free(&s->pat);
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+}

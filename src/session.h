@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One tracing session, the part stackcount and stacksnoop share: what the
+ * kernel offers, the probe pattern and its targets, the walker, symbols,
+ * the command it runs, signals, and the order of setting up and tearing
+ * down.  The tools add their options and their output.
+ */
+#ifndef SW_SESSION_H
+#define SW_SESSION_H
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include "cmd.h"
+#include "probe.h"
+#include "walker.h"
+
+struct procs;
+struct sideband;
+struct symbolizer;
+
+struct session_opts {
+	const char *tool;		/* for messages */
+	const char *pattern;
+	bool regexp;
+	pid_t pid;
+	int cpu;			/* -1: any */
+	long duration;			/* seconds; 0: until stopped */
+	bool perpid, kernel_only, user_only, debug, kernel_features;
+	/* without -K/-U, only the side the event fires on (stacksnoop) */
+	bool own_side;
+	enum sw_walker walker;
+	enum walker_sink sink;
+	__u32 storage, legacy;
+	char **command;
+};
+
+struct session {
+	struct session_opts o;
+	struct sw_features f;
+	struct sw_pattern pat;
+	struct sw_targets targets;
+	struct walker_opts wo;
+	const char *why;		/* why this walker */
+	struct walker *w;
+	struct procs *procs;
+	struct sideband *sb;
+	struct symbolizer *sym;
+	struct sw_cmd cmd;
+	bool have_cmd;
+	int cmd_status;
+	pid_t sema_pid;			/* where we set USDT semaphores */
+	int sigfd;
+	sigset_t oldmask;
+	long long end_at;		/* -D deadline, ms; -1: none */
+};
+
+/* Long options both tools take; their codes, past any character. */
+enum {
+	OPT_DEBUG = 256, OPT_WALKER, OPT_STORAGE, OPT_LEGACY, OPT_FEATURES,
+	OPT_TOOL,			/* the first code free for a tool */
+};
+
+#define SESSION_LONGOPTS						\
+	{ "pid", required_argument, NULL, 'p' },			\
+	{ "cpu", required_argument, NULL, 'c' },			\
+	{ "duration", required_argument, NULL, 'D' },			\
+	{ "regexp", no_argument, NULL, 'r' },				\
+	{ "kernel-stacks-only", no_argument, NULL, 'K' },		\
+	{ "user-stacks-only", no_argument, NULL, 'U' },			\
+	{ "debug", no_argument, NULL, OPT_DEBUG },			\
+	{ "walker", required_argument, NULL, OPT_WALKER },		\
+	{ "stack-storage-size", required_argument, NULL, OPT_STORAGE },	\
+	{ "legacy", optional_argument, NULL, OPT_LEGACY },		\
+	{ "kernel-features", no_argument, NULL, OPT_FEATURES }
+
+/* One line on stderr, "<tool>: ..."; returns 1, the exit status of errors. */
+int session_die(const char *tool, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int session_parse_long(const char *s, long min, long max, long *v);
+
+void session_opts_init(struct session_opts *o, const char *tool, char **argv,
+		       int *argc);
+/* An option both tools take: 0 taken, 1 not one of them, 2 bad (said). */
+int session_option(struct session_opts *o, int c, const char *arg);
+/* getopt's complaints and the positional pattern; 2 on error (said). */
+int session_unknown(const struct session_opts *o, int c, char **argv);
+int session_args_done(struct session_opts *o, int optind, int argc, char **argv);
+
+int session_init(struct session *s);
+/*
+ * Everything up to the probes attached, COMMAND held at the door: returns
+ * 0, or the exit status after saying what went wrong.
+ */
+int session_start(struct session *s);
+/* Let COMMAND run (after the "Tracing..." line): 0 or an exit status. */
+int session_go(struct session *s);
+
+enum session_wake { WAKE_TIMEOUT, WAKE_END, WAKE_FD };
+/*
+ * Wait for: a signal, COMMAND's exit or -D's end (WAKE_END), fd readable
+ * (WAKE_FD; -1: none), or the time at_ms (WAKE_TIMEOUT; -1: none).  Keeps
+ * the process mappings current meanwhile.
+ */
+enum session_wake session_wait(struct session *s, long long at_ms, int fd);
+long long session_now_ms(void);
+/* Before reading stacks: mappings up to date. */
+void session_sync(struct session *s);
+/* Losses said, semaphores restored, COMMAND ended: the exit status. */
+int session_stop(struct session *s);
+void session_free(struct session *s);
+
+#endif
