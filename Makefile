@@ -25,7 +25,7 @@ WALKERS   := getstack stackmap fp
 BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
-SW_SRCS   := src/session.c src/walker.c src/tracepipe.c src/probe.c src/output.c src/deltas.c src/cmd.c \
+SW_SRCS   := src/session.c src/explain.c src/walker.c src/tracepipe.c src/probe.c src/output.c src/deltas.c src/cmd.c \
              src/calib.c src/elf_file.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c \
              compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
@@ -37,7 +37,7 @@ DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
              gcc make systemtap-sdt-dev bats file man-db
 
 .PHONY: all deps demo test vmtest vmtest-deps bench clean
-all: $(BUILD)/stackcount
+all: $(BUILD)/stackcount $(BUILD)/stacksnoop
 
 # Installs only what is missing, so a ready machine pays one dpkg query.
 deps: $(BUILD)/.deps
@@ -87,7 +87,8 @@ $(BUILD)/obj/%.o: %.c $(SKELS) $(GEN) $(wildcard src/*.h compat/*.h bpf/*.h) | $
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/stackcount: $(BUILD)/obj/src/stackcount.o $(SW_OBJS) $(BUILD)/bpf/fp.checked
+# One mechanism, two front ends.
+$(BUILD)/stackcount $(BUILD)/stacksnoop: $(BUILD)/%: $(BUILD)/obj/src/%.o $(SW_OBJS) $(BUILD)/bpf/fp.checked
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
 # A tracepoint that fires on any machine: every context switch, for 3 s.
@@ -99,7 +100,7 @@ include tests/fixtures/fixtures.mk
 include tests/unit/unit.mk
 include tests/vm/vm.mk
 
-TEST_DEPS := $(BUILD)/stackcount $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
+TEST_DEPS := $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
              $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat
 
 test: $(TEST_DEPS) vmtest-deps
@@ -107,7 +108,7 @@ test: $(TEST_DEPS) vmtest-deps
 
 # The kernel matrix: Debian's cloud 6.1 (kprobes, ORC) and a 6.1 built with
 # frame pointers, booted under qemu with the static tool and workloads.
-vmtest-deps: $(BUILD)/stackcount $(STATIC_WORKLOADS) $(VM_KERNELS)
+vmtest-deps: $(BUILD)/stackcount $(BUILD)/stacksnoop $(STATIC_WORKLOADS) $(VM_KERNELS)
 vmtest: vmtest-deps
 	@tests/vm/run.sh
 
@@ -115,5 +116,5 @@ vmtest: vmtest-deps
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/bpf $(BUILD)/gen $(BUILD)/stackcount \
+	rm -rf $(BUILD)/obj $(BUILD)/bpf $(BUILD)/gen $(BUILD)/stackcount $(BUILD)/stacksnoop \
 		$(BUILD)/tests $(BUILD)/legacy_limits

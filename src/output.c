@@ -82,7 +82,7 @@ static bool fetches_caller_regs(const char *fn)
 		strncmp(fn, "perf_trace_buf_", 15));
 }
 
-static size_t tracepoint_skip(struct symbolizer *sym, const struct sw_stack *st)
+size_t sw_tracepoint_skip(struct symbolizer *sym, const struct sw_stack *st)
 {
 	for (size_t i = 0; i < st->nk; i++) {
 		struct sym_result r = {};
@@ -103,7 +103,7 @@ struct rendered {
 static int render(struct buf *b, const struct sw_stack *st,
 		  struct symbolizer *sym, const struct sw_format *fmt)
 {
-	size_t k0 = fmt->trim_tracepoint ? tracepoint_skip(sym, st) : 0;
+	size_t k0 = fmt->trim_tracepoint ? sw_tracepoint_skip(sym, st) : 0;
 	char name[1024];
 	int err = 0;
 

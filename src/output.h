@@ -29,6 +29,11 @@ struct sw_format {
 const char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 			  __u64 addr, bool is_return, bool offset,
 			  bool verbose, char *buf, size_t len);
+/*
+ * How many leading kernel frames are the tracing machinery's, when the fp
+ * walker started from its own frame at a tracepoint.
+ */
+size_t sw_tracepoint_skip(struct symbolizer *sym, const struct sw_stack *st);
 int sw_print_stacks(FILE *out, const struct sw_stacks *s,
 		    struct symbolizer *sym, const struct sw_format *fmt);
 

@@ -525,8 +525,9 @@ static void report_losses(struct session *s)
 	for (int i = 0; i < SW_LOST_NR; i++)
 		total += lost[i];
 	if (total) {
-		n = snprintf(line, sizeof(line), "%llu stacks lost:",
-			     (unsigned long long)total);
+		n = snprintf(line, sizeof(line), "%llu %s lost:",
+			     (unsigned long long)total,
+			     s->o.sink == SINK_COUNT ? "stacks" : "events");
 		for (int i = 0; i < SW_LOST_NR && n < sizeof(line); i++)
 			if (lost[i])
 				n += snprintf(line + n, sizeof(line) - n, "%s %llu %s",

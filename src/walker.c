@@ -20,7 +20,6 @@ struct batch {
 	struct walker *w;
 	struct sw_event *v;
 	size_t n, cap;
-	bool user_events;	/* explain: the walk is the user one */
 	int err;
 };
 
@@ -36,6 +35,7 @@ struct walker {
 	void *on_event_ctx;
 	__u32 magic;		/* tags our trace_printk lines */
 	bool user_events;	/* the events fire in user space */
+	const char *missing;	/* a program this run needs is not built */
 	struct sw_attachment *att;
 	size_t natt, cap;
 	/* newer kernels add the caller at entry uprobes on push/endbr */
@@ -150,6 +150,17 @@ static int open_object(struct walker *w)
 	return 0;
 }
 
+/* Load the program or not; one that is wanted must exist. */
+static void want(struct walker *w, const char *name, bool on)
+{
+	struct bpf_program *p = prog(w, name);
+
+	if (p)
+		bpf_program__set_autoload(p, on);
+	else if (on)
+		w->missing = name;
+}
+
 static bool fork_hook_tracepoint(const struct sw_features *f)
 {
 	return f->prog_tracepoint && !f->legacy;
@@ -170,19 +181,26 @@ static void choose_programs(struct walker *w, const struct sw_targets *t)
 
 	bpf_object__for_each_program(p, w->obj)
 		bpf_program__set_autoload(p, false);
-	for (size_t i = 0; i < t->n; i++)
-		bpf_program__set_autoload(prog(w, prog_name(w, t->v[i].role,
-				t->v[i].entry_heuristic, name, sizeof(name))), true);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct sw_target *tg = &t->v[i];
+
+		want(w, prog_name(w, tg->role, tg->entry_heuristic, name,
+				  sizeof(name)), true);
+		/* calibration, after loading, picks between the two */
+		w->kernel_adds_ucaller = !w->kernel_adds_ucaller;
+		want(w, prog_name(w, tg->role, tg->entry_heuristic, name,
+				  sizeof(name)), true);
+		w->kernel_adds_ucaller = !w->kernel_adds_ucaller;
+	}
 	/* what this run does not use, an old kernel may not even have */
 	bpf_map__set_autocreate(w->events, events);
 	if (w->o.kind == SW_WALKER_FP) {
 		bool tails = w->o.ustack && w->f->helper_tail_call &&
 			     w->o.sink != SINK_EXPLAIN;
 
-		bpf_program__set_autoload(prog(w, tail_name(w, false, name, sizeof(name))), tails);
-		if (w->o.sink != SINK_PRINTK)
-			bpf_program__set_autoload(prog(w, tail_name(w, true, name, sizeof(name))),
-						  tails && w->f->prog_tracepoint);
+		want(w, tail_name(w, false, name, sizeof(name)), tails);
+		want(w, tail_name(w, true, name, sizeof(name)),
+		     tails && w->f->prog_tracepoint && w->o.sink != SINK_PRINTK);
 		if (!w->f->map_prog_array) {
 			bpf_map__set_autocreate(bpf_object__find_map_by_name(w->obj, "tails_kp"), false);
 			bpf_map__set_autocreate(bpf_object__find_map_by_name(w->obj, "tails_tp"), false);
@@ -193,8 +211,8 @@ static void choose_programs(struct walker *w, const struct sw_targets *t)
 	if (w->o.follow) {
 		bool tp = fork_hook_tracepoint(w->f);
 
-		bpf_program__set_autoload(prog(w, tp ? "sw_fork_tp" : "sw_fork_kretprobe"), true);
-		bpf_program__set_autoload(prog(w, tp ? "sw_exit_tp" : "sw_exit_kprobe"), true);
+		want(w, tp ? "sw_fork_tp" : "sw_fork_kretprobe", true);
+		want(w, tp ? "sw_exit_tp" : "sw_exit_kprobe", true);
 	}
 }
 
@@ -373,6 +391,11 @@ int walker__open(struct walker **out, const struct sw_features *f,
 		goto fail;
 	calib = needs_calibration(w, t);
 	choose_programs(w, t);
+	if (w->missing) {
+		/* a walker/sink/probe combination without a program: a bug */
+		err = -ENOSYS;
+		goto fail;
+	}
 	if (calib)
 		bpf_program__set_autoload(prog(w, w->o.kind == SW_WALKER_GETSTACK ?
 					       "gs_uprobe" : "sm_uprobe"), true);
@@ -750,6 +773,7 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 		return;
 	ev = &b->v[b->n];
 	memset(ev, 0, offsetof(struct sw_event, frames));
+	ev->explain = NULL;
 	ev->ts = e->ts;
 	ev->tid = e->tid;
 	ev->cpu = e->cpu;
@@ -766,7 +790,7 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 		memcpy(ev->stack.comm, x->h.comm, SW_COMM_LEN);
 		ev->stack.kstop = x->h.kstop;
 		ev->stack.ustop = x->h.ustop;
-		explain_frames(ev, copy, b->user_events);
+		explain_frames(ev, copy, b->w->user_events);
 	} else {
 		f = malloc(sizeof(*f));
 		if (!f) {

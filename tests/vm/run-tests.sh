@@ -167,6 +167,56 @@ usdt_counts() {
 	grep -q ';main;tick_site 3$' /tmp/s.out && grep -q ';main;tock_site 6$' /tmp/s.out
 }
 
+# ---- stacksnoop ----
+
+SN=./stacksnoop
+
+snoop_events() {	# FILE: the events' lines, without their times
+	sed -E 's/^[0-9]+\.[0-9]+ +//' "$1" | grep -v '^TIME'
+}
+
+snoop_kprobe() {	# a kernel function's events, one stack each
+	$SN __x64_sys_getppid -- ./paths 2 > /tmp/n.out 2>&1
+	cat /tmp/n.out
+	[ "$(grep -c 'ip: ' /tmp/n.out)" -eq 2 ] &&
+	snoop_events /tmp/n.out | grep -q 'r[0-9]*: [0-9a-f]* entry_SYSCALL_64_after_hwframe$'
+}
+
+snoop_legacy() {	# VERSION ARGS...: trace_pipe (4.1-4.3) against perf output
+	v=$1
+	shift
+	$SN "$@" __x64_sys_getppid -- ./paths 2 > /tmp/n.perf 2>&1
+	$SN --legacy=$v "$@" __x64_sys_getppid -- ./paths 2 > /tmp/n.legacy 2>&1
+	cat /tmp/n.legacy
+	snoop_events /tmp/n.perf > /tmp/n.perf.e
+	snoop_events /tmp/n.legacy | grep -v 'only .* itself is traced' > /tmp/n.legacy.e
+	[ "$(grep -c 'ip: ' /tmp/n.perf.e)" -eq 2 ] && diff -u /tmp/n.perf.e /tmp/n.legacy.e
+}
+
+snoop_legacy_41() {	# 4.1: no pid helper, so system-wide
+	$SN __x64_sys_getppid -- ./paths 2 > /tmp/o.perf 2>&1
+	$SN --legacy=4.1 __x64_sys_getppid > /tmp/o.bg 2>&1 &
+	pid=$!
+	i=0
+	until grep -q '^TIME' /tmp/o.bg || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	./paths 2
+	kill -INT $pid
+	wait $pid
+	cat /tmp/o.bg
+	snoop_events /tmp/o.perf > /tmp/o.perf.e
+	snoop_events /tmp/o.bg > /tmp/o.bg.e
+	diff -u /tmp/o.perf.e /tmp/o.bg.e
+}
+
+snoop_explain_kernel() {	# the kernel chain from a kprobe, explained
+	$SN --explain __x64_sys_getppid -- ./paths 1 > /tmp/x.out 2>&1
+	cat /tmp/x.out
+	grep -q 'where the kprobe fired' /tmp/x.out &&
+	grep -Eq '^      \[%rsp = [0-9a-f]+\] = [0-9a-f]+ x64_sys_call\+0x' /tmp/x.out &&
+	grep -Eq '\[\+8\] = [0-9a-f]+ do_syscall_64\+0x' /tmp/x.out &&
+	grep -q 'stop: ' /tmp/x.out
+}
+
 features() {	# WHAT: the unwinder line of --kernel-features
 	$SC --kernel-features && $SC --kernel-features | grep -q "^kernel unwinder  *$1"
 }
@@ -183,6 +233,7 @@ cloud)
 	t "kprobe, forced legacy mode: kprobe_events in debugfs, same stacks" legacy_kprobe
 	t "uprobe: every walker agrees, the caller at entry kept" uprobe_walkers_agree
 	t "USDT: exact counts, semaphore set by the kernel" usdt_counts
+	t "stacksnoop: a kernel function's events, one stack each" snoop_kprobe
 	;;
 fp)
 	t "kernel features: frame pointers, from /proc/config.gz" features 'frame pointers'
@@ -196,6 +247,11 @@ fp)
 	t "kprobe, forced legacy mode: kprobe_events in debugfs, same stacks" legacy_kprobe
 	t "kprobe, forced legacy 4.1: kernel counting, -p refused" legacy_41
 	t "uprobe: every walker agrees, the caller at entry kept" uprobe_walkers_agree
+	t "stacksnoop: a kernel function's events, one stack each" snoop_kprobe
+	t "stacksnoop, forced legacy 4.4: perf output, the same events" snoop_legacy 4.4
+	t "stacksnoop, forced legacy 4.3: trace_pipe, kernel and user frames" snoop_legacy 4.3 -d
+	t "stacksnoop, forced legacy 4.1: trace_pipe, kernel frames, system-wide" snoop_legacy_41
+	t "stacksnoop --explain: a kprobe's kernel chain, the caller from %rsp" snoop_explain_kernel
 	;;
 esac
 t "no probe left in tracefs" no_probes_left

@@ -13,7 +13,7 @@ for k in "${kernels[@]}"; do
 	name=${k%%:*} image=${k#*:}
 	img=$B/vm/$name-tests.cpio.gz
 	log=$B/vm/$name-tests.console
-	tests/vm/mkinitramfs.sh "$img" $B/stackcount $B/tests/workloads/static/paths \
+	tests/vm/mkinitramfs.sh "$img" $B/stackcount $B/stacksnoop $B/tests/workloads/static/paths \
 		$B/tests/workloads/static/usdt run-tests=tests/vm/run-tests.sh > /dev/null
 	VM_APPEND="SW_KERNEL=$name" VM_LOG=$B/vm/log/$name-tests.log \
 		tests/vm/boot.sh "$image" "$img" 900 > "$log" 2>&1

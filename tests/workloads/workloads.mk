@@ -4,7 +4,8 @@
 WL_CFLAGS := -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
              -fno-optimize-sibling-calls -fno-inline -Wall -Wextra -Werror
 WL_DIR    := $(BUILD)/tests/workloads
-WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases
+WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases \
+             $(WL_DIR)/snoop
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
@@ -15,7 +16,7 @@ $(WL_DIR)/%: tests/workloads/%.c | $(BUILD)/.deps
 	$(CC) $(WL_CFLAGS) -o $@ $<
 
 # The same workloads, static, for the test VMs (their initramfs has no libc).
-STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt
+STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt $(WL_DIR)/static/snoop
 
 $(WL_DIR)/static/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.deps
 	@mkdir -p $(@D)

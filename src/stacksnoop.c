@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stacksnoop: print the stack of every event -- bcc's tool, extended to
+ * every probe and walker stackcount has, on every kernel from 4.1.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "explain.h"
+#include "output.h"
+#include "procs.h"
+#include "session.h"
+
+#define DEFAULT_PAGES 64
+
+struct tool {
+	struct session s;
+	bool offset, verbose, delimited, explain;
+	long pages;
+	struct sw_explain_how how;
+	bool trim_tracepoint;
+};
+
+static const char usage[] =
+"usage: stacksnoop [-h] [-p PID] [-s] [-v] [-K] [-U] [-d] [-D DURATION] [-r]\n"
+"                  [--walker {auto,fp,stackmap,getstack}] [--explain]\n"
+"                  [--perf-buffer-pages PAGES] [--legacy[=VERSION]]\n"
+"                  [--debug] [--kernel-features]\n"
+"                  function [-- COMMAND [ARG ...]]\n";
+
+static const char help[] =
+"\n"
+"Trace and print the stack of every event\n"
+"\n"
+"positional arguments:\n"
+"  function           kernel function, lib:func, t:cat:event or u:lib:probe\n"
+"  COMMAND            run COMMAND, trace it and the processes it starts,\n"
+"                     and stop when it exits\n"
+"\n"
+"optional arguments:\n"
+"  -h, --help         show this help message and exit\n"
+"  -p PID, --pid PID  trace this PID only\n"
+"  -s, --offset       show address offsets\n"
+"  -v, --verbose      print more fields\n"
+"  -K, --kernel-stacks-only\n"
+"                     kernel frames only (the default for kernel events)\n"
+"  -U, --user-stacks-only\n"
+"                     user frames only (the default for user events)\n"
+"  -d, --delimited    kernel and user frames, with a delimiter between\n"
+"  -D DURATION, --duration DURATION\n"
+"                     total duration of trace, seconds\n"
+"  -r, --regexp       use regular expressions. Default is \"*\" wildcards\n"
+"                     only.\n"
+"  --walker WALKER    auto (default), getstack (4.18+), stackmap (4.6+)\n"
+"                     or fp (frame pointers, 4.1+)\n"
+"  --explain          show every frame pointer and return address the fp\n"
+"                     walker read, and why the walk stopped\n"
+"  --perf-buffer-pages PAGES\n"
+"                     buffer pages per CPU (default 64); events that do\n"
+"                     not fit are counted and reported\n"
+"  --legacy[=VERSION] behave as on a VERSION kernel (4.1-4.5, default 4.4)\n"
+"  --debug            print the BPF program and why its walker was chosen\n"
+"  --kernel-features  print what this kernel offers, then exit\n"
+"\n"
+"examples:\n"
+"    ./stacksnoop ext4_sync_fs           # print kernel stack traces for ext4_sync_fs\n"
+"    ./stacksnoop -s ext4_sync_fs        # ... also show symbol offsets\n"
+"    ./stacksnoop -v ext4_sync_fs        # ... show extra columns\n"
+"    ./stacksnoop -p 185 ext4_sync_fs    # ... only when PID 185 is on-CPU\n"
+"    ./stacksnoop -d t:syscalls:sys_enter_sync   # kernel and user frames\n"
+"    ./stacksnoop --explain ./app:work -- ./app  # how each stack was walked\n";
+
+enum { OPT_PAGES = OPT_TOOL, OPT_EXPLAIN };
+
+static int parse_args(int argc, char **argv, struct tool *t)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "offset", no_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "delimited", no_argument, NULL, 'd' },
+		{ "explain", no_argument, NULL, OPT_EXPLAIN },
+		{ "perf-buffer-pages", required_argument, NULL, OPT_PAGES },
+		SESSION_LONGOPTS,
+		{}
+	};
+	struct session_opts *o = &t->s.o;
+	int c, e;
+
+	session_opts_init(o, "stacksnoop", argv, &argc);
+	o->sink = SINK_EMIT;
+	o->own_side = true;
+	t->pages = DEFAULT_PAGES;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hp:D:rsvKUd", longopts, NULL)) != -1) {
+		e = session_option(o, c, optarg);
+		if (e != 1) {
+			if (e)
+				return e;
+			continue;
+		}
+		switch (c) {
+		case 'h':
+			printf("%s%s", usage, help);
+			exit(0);
+		case 's': t->offset = true; break;
+		case 'v': t->verbose = true; break;
+		case 'd': t->delimited = true; o->own_side = false; break;
+		case OPT_EXPLAIN: t->explain = true; o->sink = SINK_EXPLAIN; break;
+		case OPT_PAGES:
+			/* perf ring buffers are a power of two pages */
+			if (session_parse_long(optarg, 1, 1 << 16, &t->pages) ||
+			    (t->pages & (t->pages - 1)))
+				return session_die(o->tool, "invalid buffer size '%s'; "
+						   "give a power of two pages", optarg) + 1;
+			break;
+		default:
+			return session_unknown(o, c, argv);
+		}
+	}
+	e = session_args_done(o, optind, argc, argv);
+	if (!e && t->explain && (t->delimited || o->kernel_only || o->user_only))
+		e = session_die(o->tool, "--explain walks where the event fired; "
+				"drop -K, -U and -d") + 1;
+	return e;
+}
+
+/* One line: the time, -v's columns, then msg. */
+static void line(const struct tool *t, const struct sw_event *ev,
+		 const char *comm, const char *msg)
+{
+	double ts = ev->ts / 1e9;
+
+	if (t->verbose)
+		printf("%-18.9f %-12.12s %-6u %-3u %s\n", ts, comm, ev->tid,
+		       ev->cpu, msg);
+	else
+		printf("%-18.9f %s\n", ts, msg);
+}
+
+static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
+		   bool kernel, const __u64 *ip, size_t n, int *r)
+{
+	char name[1024], msg[1100];
+
+	for (size_t i = 0; i < n; i++, (*r)++) {
+		sw_frame_name(t->s.sym, kernel, ev->stack.tgid, ip[i], *r >= 0,
+			      t->offset, false, name, sizeof(name));
+		if (*r < 0)
+			snprintf(msg, sizeof(msg), "ip: %llx %s",
+				 (unsigned long long)ip[i], name);
+		else
+			snprintf(msg, sizeof(msg), "r%d: %llx %s", *r,
+				 (unsigned long long)ip[i], name);
+		line(t, ev, comm, msg);
+	}
+}
+
+/*
+ * An event as the 2016 tool printed it: a line with the time alone, then
+ * "ip:" where it fired and "r<n>:" for each return address.
+ */
+static void print_event(const struct sw_event *ev, void *ctx)
+{
+	struct tool *t = ctx;
+	const struct sw_stack *st = &ev->stack;
+	const char *comm = st->comm;
+	size_t k0 = 0;
+	int r = -1;
+
+	/* trace_pipe loses the names of short-lived tasks: ask the model */
+	if (!strcmp(comm, "<...>") && procs__comm(t->s.procs, st->tgid))
+		comm = procs__comm(t->s.procs, st->tgid);
+	if (t->trim_tracepoint)
+		k0 = sw_tracepoint_skip(t->s.sym, st);
+	line(t, ev, comm, "");
+	if (t->explain) {
+		frames(t, ev, comm, !t->how.user, st->nk ? st->kip : st->uip,
+		       st->nk ? st->nk : st->nu, &r);
+		fflush(stdout);
+		sw_explain_print(stdout, ev, t->s.sym, &t->how);
+		fflush(stdout);
+		return;
+	}
+	if (t->s.wo.kstack)
+		frames(t, ev, comm, true, st->kip + k0, st->nk - k0, &r);
+	if (t->delimited)
+		line(t, ev, comm, "--");
+	if (t->s.wo.ustack)
+		frames(t, ev, comm, false, st->uip, st->nu, &r);
+	fflush(stdout);
+}
+
+static int run(struct tool *t)
+{
+	struct session *s = &t->s;
+	enum session_wake wake;
+	int e, fd;
+
+	e = session_start(s);
+	if (e || s->o.kernel_features)
+		return e;
+	t->trim_tracepoint = s->wo.kind == SW_WALKER_FP &&
+			     s->pat.type == SW_PAT_TRACEPOINT && !t->explain;
+	t->how.user = s->pat.type == SW_PAT_UPROBE || s->pat.type == SW_PAT_USDT;
+	t->how.entry = s->pat.type == SW_PAT_UPROBE || s->pat.type == SW_PAT_KPROBE;
+	t->how.tracepoint = s->pat.type == SW_PAT_TRACEPOINT;
+	e = walker__events_open(s->w, t->pages, print_event, t);
+	if (e)
+		return session_die(s->o.tool, "cannot read events: %s", strerror(-e));
+	fd = walker__events_fd(s->w);
+	if (t->verbose)
+		printf("%-18s %-12s %-6s %-3s %s\n", "TIME(s)", "COMM", "PID",
+		       "CPU", "STACK");
+	else
+		printf("%-18s %s\n", "TIME(s)", "STACK");
+	fflush(stdout);
+	e = session_go(s);
+	if (e)
+		return e;
+	while ((wake = session_wait(s, -1, fd)) == WAKE_FD)
+		walker__events_poll(s->w);
+	/* what is still in the buffers happened before the end */
+	session_sync(s);
+	walker__events_poll(s->w);
+	return session_stop(s);
+}
+
+int main(int argc, char **argv)
+{
+	struct tool t = {};
+	int rc;
+
+	rc = parse_args(argc, argv, &t);
+	if (rc)
+		return rc;
+	rc = session_init(&t.s);
+	if (!rc)
+		rc = run(&t);
+	session_free(&t.s);
+	return rc;
+}

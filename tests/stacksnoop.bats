@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# stacksnoop: the stack of every event, in order, on every delivery path.
+
+load helpers
+
+SN=$TOP/build/stacksnoop
+
+teardown() {
+	teardown_processes
+}
+
+# stacksnoop ... -- snoop, its own stdout (its pid) kept apart
+snoop() {
+	run --separate-stderr "$SN" "$@" -- sh -c "exec $W/snoop \$SNOOP_N > $BATS_TEST_TMPDIR/pid"
+}
+
+without_time() {
+	sed -E 's/^[0-9]+\.[0-9]{9} +//'
+}
+
+expected_three() {
+	cat <<'EOF2'
+TIME(s)            STACK
+
+ip: ADDR target
+r0: ADDR first
+r1: ADDR main
+r2: ADDR [unknown]
+
+ip: ADDR target
+r0: ADDR second
+r1: ADDR main
+r2: ADDR [unknown]
+
+ip: ADDR target
+r0: ADDR third_inner
+r1: ADDR third
+r2: ADDR main
+r3: ADDR [unknown]
+EOF2
+}
+
+addresses_out() {
+	sed -E 's/^(ip|r[0-9]+): [0-9a-f]+ /\1: ADDR /'
+}
+
+# three calls, three paths, in order; the caller at entry in each
+@test "three events through three paths: three stacks, in order, time increasing" {
+	for w in getstack stackmap fp; do
+		snoop -U --walker $w "$W/snoop:target"
+		[ "$status" -eq 0 ]
+		diff -u <(expected_three) <(echo "$output" | without_time | addresses_out)
+		times=$(echo "$output" | grep -E '^[0-9]+\.[0-9]{9} +$' | cut -d' ' -f1)
+		[ "$(echo "$times" | wc -l)" -eq 3 ]
+		[ "$(echo "$times" | sort -n)" = "$times" ]
+		[ "$(echo "$times" | sort -u | wc -l)" -eq 3 ]
+	done
+}
+
+@test "-v: the COMM, PID and CPU of each event" {
+	[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
+	run --separate-stderr "$SN" -v -U "$W/snoop:target" -- \
+		taskset -c 1 sh -c "exec $W/snoop > $BATS_TEST_TMPDIR/pid"
+	[ "$status" -eq 0 ]
+	pid=$(cat "$BATS_TEST_TMPDIR/pid")
+	[ "$(echo "$output" | head -n1)" = "TIME(s)            COMM         PID    CPU STACK" ]
+	[ "$(echo "$output" | sed -n '2,$p' | wc -l)" -eq 16 ]
+	[ -z "$(echo "$output" | sed -n '2,$p' | grep -vE "^[0-9.]+ +snoop +$pid +1 +")" ]
+	# the columns exactly as bcc's: %-18.9f %-12.12s %-6d %-3d
+	l=$(echo "$output" | sed -n 3p)
+	printf -v want '%-18s %-12.12s %-6s %-3s ip: ' "${l%% *}" snoop "$pid" 1
+	[ "${l:0:${#want}}" = "$want" ]
+}
+
+@test "-s: offsets of the probed instruction and of each return address" {
+	snoop -s -U "$W/snoop:target"
+	echo "$output" | without_time | sed -n 3,5p | grep -Eq '^ip: [0-9a-f]+ target\+0x0$'
+	echo "$output" | without_time | sed -n 4p | grep -Eq '^r0: [0-9a-f]+ first\+0x[0-9a-f]+$'
+}
+
+# 4.1-4.3 have no perf_event_output: the same stacks through trace_pipe
+@test "forced legacy 4.3: trace_printk lines through trace_pipe, the same stacks" {
+	snoop -U "$W/snoop:target"
+	echo "$output" | without_time > "$BATS_TEST_TMPDIR/perf"
+	snoop --legacy=4.3 -U "$W/snoop:target"
+	[ "$status" -eq 0 ]
+	echo "$output" | without_time > "$BATS_TEST_TMPDIR/printk"
+	diff -u <(addresses_out < "$BATS_TEST_TMPDIR/perf") <(addresses_out < "$BATS_TEST_TMPDIR/printk")
+	[ "$(grep -c '^ip:' "$BATS_TEST_TMPDIR/printk")" -eq 3 ]
+	snoop --legacy=4.4 -U "$W/snoop:target"
+	diff -u <(addresses_out < "$BATS_TEST_TMPDIR/perf") <(echo "$output" | without_time | addresses_out)
+	[ -z "$(leftover_probes)" ]
+}
+
+@test "tracepoint, -d: kernel frames, the delimiter, user frames" {
+	run --separate-stderr "$SN" -d t:syscalls:sys_enter_getppid -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | grep -c '^[0-9.]* *$')" -eq 2 ]
+	echo "$output" | without_time | grep -B1 -x -- '--' | grep -q 'entry_SYSCALL_64_after_hwframe$'
+	echo "$output" | without_time | grep -A1 -x -- '--' | grep -Eq '^r[0-9]+: [0-9a-f]+ getppid$'
+}
+
+# a frame pointer chain, each link read where the last one pointed
+@test "--explain: the exact chain of frame pointers and return addresses" {
+	snoop --explain "$W/snoop:target"
+	[ "$status" -eq 0 ]
+	block=$(echo "$output" | awk '/how the user stack was walked/ { n++ } n == 3')
+	echo "$block"
+	echo "$block" | grep -Eq '^    %rip = [0-9a-f]+ target\+0x0: where the uprobe fired$'
+	echo "$block" | grep -Eq '^      \[%rsp = [0-9a-f]+\] = [0-9a-f]+ third_inner\+0x[0-9a-f]+$'
+	# frames: [%rbp = A] = B [+8] = ..., then [%rbp = B] = C ...: a chain
+	frames=$(echo "$block" | grep -E '^      \[%rbp = ')
+	[ "$(echo "$frames" | wc -l)" -eq 3 ]
+	echo "$frames" | awk '{ print $3, $5 }' | tr -d ']' | awk '
+		NR > 1 && $1 != next_fp { exit 1 } { next_fp = $2 }'
+	echo "$frames" | sed -n 1p | grep -q ' third+0x'
+	echo "$frames" | sed -n 2p | grep -q ' main+0x'
+	echo "$block" | tail -n2 | grep -q '^    stop: '
+}
+
+# events that do not fit in the buffer are counted, not dropped silently
+@test "a high event rate into a one-page buffer: printed plus lost is every event" {
+	SNOOP_N=300000 snoop -U --perf-buffer-pages 1 "$W/snoop:target"
+	[ "$status" -eq 0 ]
+	printed=$(echo "$output" | grep -c '^[0-9.]* *ip: ')
+	lost=$(echo "$stderr" | sed -nE 's/^([0-9]+) events lost: .*to a full perf buffer.*/\1/p')
+	echo "printed $printed lost $lost"
+	[ "$lost" -gt 0 ]
+	[ $((printed + lost)) -eq 300003 ]
+}
+
+@test "bad input: one line on stderr, non-zero, nothing left in tracefs" {
+	for args in "--bogus x" "a:b:c:d" "$W/snoop:nosuch" "t:sched:nosuch" \
+		    "-p 999999 $W/snoop:target" "-K -U t:sched:sched_switch" \
+		    "--explain -d $W/snoop:target" "--perf-buffer-pages 3 x"; do
+		run --separate-stderr "$SN" $args
+		echo "$args -> $status: $stderr"
+		[ "$status" -ne 0 ]
+		[ -z "$output" ]
+		[ "$(echo "$stderr" | wc -l)" -eq 1 ]
+		[[ "$stderr" == stacksnoop:\ * ]]
+	done
+	[ -z "$(leftover_probes)" ]
+}
