@@ -9,6 +9,7 @@
 
 BUILD     := build
 CC        := gcc
+CXX       := g++
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
 PYTHON    ?= python3
@@ -16,7 +17,7 @@ PYTHON    ?= python3
 CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
              -I$(BUILD)/gen -I$(BUILD)/bpf -Isrc
 LDFLAGS   := -static
-LDLIBS    := -lbpf -lelf -lz
+LDLIBS    := -lbpf -lelf -llzma -lz -liberty
 # -mcpu=v1: no JLT/JLE (4.14) or JMP32 (5.1); the fp walker loads on 4.1
 BPFCFLAGS := -O2 -g -target bpf -mcpu=v1 -D__TARGET_ARCH_x86 -Wall -Werror \
              -I/usr/include/$(shell $(CC) -dumpmachine) -Ibpf -I$(BUILD)/gen
@@ -26,7 +27,7 @@ BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
 SW_SRCS   := src/session.c src/explain.c src/walker.c src/tracepipe.c src/probe.c src/output.c src/deltas.c src/cmd.c \
-             src/calib.c src/elf_file.c src/usdt.c src/libpath.c src/ksyms.c \
+             src/calib.c src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c \
              compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
              compat/semaphore.c
@@ -34,7 +35,8 @@ SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o
 
 # Debian packages the build and the tests need.
 DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
-             gcc make systemtap-sdt-dev bats file man-db
+             gcc make systemtap-sdt-dev bats file man-db liblzma-dev libiberty-dev \
+             g++
 
 .PHONY: all deps demo test vmtest vmtest-deps bench clean
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
@@ -99,9 +101,10 @@ include tests/workloads/workloads.mk
 include tests/fixtures/fixtures.mk
 include tests/unit/unit.mk
 include tests/vm/vm.mk
+include tests/bench/bench.mk
 
 TEST_DEPS := $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
-             $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat
+             $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle
 
 test: $(TEST_DEPS) vmtest-deps
 	@tests/run.sh

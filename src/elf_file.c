@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 #include "elf_file.h"
+#include "debuginfo.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +42,8 @@ struct elf_file {
 	size_t nr_loads;
 	const uint8_t *build_id;
 	size_t build_id_size;
+	/* symbols found elsewhere: a debug file, MiniDebugInfo */
+	struct debuginfo debug;
 };
 
 static uint64_t sym_end(const struct elf_sym *s)
@@ -117,8 +120,9 @@ static bool wanted(Elf *elf, const GElf_Sym *s)
 	}
 }
 
-static int add_table(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh,
-		     size_t *cap)
+/* Symbols of one table of elf (ef's own, or a debug file's) into ef. */
+static int add_table(struct elf_file *ef, Elf *elf, Elf_Scn *scn,
+		     const GElf_Shdr *sh, size_t *cap)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t i, n;
@@ -131,9 +135,9 @@ static int add_table(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh,
 		const char *name;
 		struct entry *e;
 
-		if (!gelf_getsym(data, i, &s) || !wanted(ef->elf, &s))
+		if (!gelf_getsym(data, i, &s) || !wanted(elf, &s))
 			continue;
-		name = elf_strptr(ef->elf, sh->sh_link, s.st_name);
+		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
 		if (ef->nr_syms == *cap) {
@@ -223,22 +227,48 @@ static int flatten(struct elf_file *ef)
 }
 
 /* .symtab and .dynsym overlap; one entry per (address, name) remains. */
-static int load_syms(struct elf_file *ef)
+/* The symbol tables of elf into ef; *symtab tells whether one was .symtab. */
+static int add_tables(struct elf_file *ef, Elf *elf, size_t *cap, bool *symtab)
 {
 	Elf_Scn *scn = NULL;
-	size_t cap = 0, i, n = 0;
 	int err;
 
-	while ((scn = elf_nextscn(ef->elf, scn))) {
+	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
 			continue;
-		err = add_table(ef, scn, &sh, &cap);
+		*symtab |= sh.sh_type == SHT_SYMTAB;
+		err = add_table(ef, elf, scn, &sh, cap);
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+/*
+ * A stripped file keeps only .dynsym: its other symbols may be in a debug
+ * file (Debian's -dbgsym packages) or compressed inside it (MiniDebugInfo,
+ * as Fedora ships).  Their addresses are the file's own.
+ */
+static int load_syms(struct elf_file *ef, const char *path)
+{
+	size_t cap = 0, i, n = 0;
+	bool symtab = false, debug_symtab = false;
+	int err;
+
+	err = add_tables(ef, ef->elf, &cap, &symtab);
+	if (err)
+		return err;
+	if (!symtab && !debuginfo_find(&ef->debug, path, ef->elf, ef->build_id,
+				       ef->build_id_size)) {
+		for (i = 0; i < DEBUGINFO_MAX && ef->debug.elf[i]; i++) {
+			err = add_tables(ef, ef->debug.elf[i], &cap, &debug_symtab);
+			if (err)
+				return err;
+		}
 	}
 	if (!ef->nr_syms)
 		return 0;
@@ -365,11 +395,12 @@ int elf_file__new(struct elf_file **out, const char *path)
 		goto fail;
 
 	err = load_phdrs(ef);
-	if (!err)
-		err = load_syms(ef);
 	if (err)
 		goto fail;
 	find_build_id_in_sections(ef);
+	err = load_syms(ef, path);
+	if (err)
+		goto fail;
 	*out = ef;
 	return 0;
 fail:
@@ -381,6 +412,8 @@ fail:
 
 void elf_file__free(struct elf_file *ef)
 {
+	if (ef)
+		debuginfo_free(&ef->debug);
 	if (!ef)
 		return;
 	if (ef->elf)

@@ -26,8 +26,14 @@ static void why_stop(FILE *out, const char *pfx, const struct sw_fp_explain *x,
 {
 	switch (kernel ? x->h.kstop : x->h.ustop) {
 	case SW_STOP_END:
-		fprintf(out, "%sstop: the saved %%rbp is 0, which marks the "
-			"outermost frame\n", pfx);
+		if (x->last)
+			fprintf(out, "%sstop: the saved %%rbp %llx is not a frame "
+				"(not 8-byte aligned): the kernel\n%s      marks the "
+				"registers it saved on entry that way; the chain "
+				"ends there\n", pfx, (unsigned long long)x->last, pfx);
+		else
+			fprintf(out, "%sstop: the saved %%rbp is 0, which marks "
+				"the outermost frame\n", pfx);
 		break;
 	case SW_STOP_UNREADABLE:
 		fprintf(out, "%sstop: nothing can be read at %%rbp = %llx: code "

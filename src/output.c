@@ -73,12 +73,19 @@ const char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
  * events) or perf_call_bpf_enter/exit (syscalls), whose return address is
  * their first frame.  Drop through that function's frame.
  */
+static bool is(const char *fn, const char *name)
+{
+	size_t n = strlen(name);
+
+	/* gcc's clones keep the name: perf_call_bpf_enter.isra.0 */
+	return !strncmp(fn, name, n) && (!fn[n] || fn[n] == '.');
+}
+
 static bool fetches_caller_regs(const char *fn)
 {
-	return !strcmp(fn, "perf_call_bpf_enter") ||
-	       !strcmp(fn, "perf_call_bpf_exit") ||
+	return is(fn, "perf_call_bpf_enter") || is(fn, "perf_call_bpf_exit") ||
 	       (!strncmp(fn, "perf_trace_", 11) &&
-		strcmp(fn, "perf_trace_run_bpf_submit") &&
+		!is(fn, "perf_trace_run_bpf_submit") &&
 		strncmp(fn, "perf_trace_buf_", 15));
 }
 

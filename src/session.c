@@ -93,6 +93,7 @@ int session_option(struct session_opts *o, int c, const char *arg)
 	case 'K': o->kernel_only = true; return 0;
 	case 'U': o->user_only = true; return 0;
 	case OPT_DEBUG: o->debug = true; return 0;
+	case OPT_NO_DEMANGLE: o->no_demangle = true; return 0;
 	case OPT_FEATURES: o->kernel_features = true; return 0;
 	case OPT_WALKER:
 		if (sw_walker_parse(arg, &o->walker))
@@ -148,8 +149,9 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 	if (o->command && !o->command[0])
 		return session_die(t, "no command after --; e.g. %s PATTERN -- ls", t) + 1;
 	if (o->kernel_only && o->user_only)
-		return session_die(t, "-K and -U are mutually exclusive; both "
-				   "stacks are the default") + 1;
+		return session_die(t, "-K and -U are mutually exclusive; %s",
+				   o->own_side ? "-d shows both" :
+				   "both stacks are the default") + 1;
 	if (o->command && o->pid)
 		return session_die(t, "-p and -- COMMAND both choose what to "
 				   "trace; give one") + 1;
@@ -258,9 +260,11 @@ static int plan(struct session *s)
 	}
 	if (kind == SW_WALKER_FP && kprobe && wo->kstack &&
 	    f->unwinder != SW_UNWINDER_FP)
-		return die(s, "--walker fp cannot walk kernel frames: this kernel "
-			   "has no frame pointers (%s); use -U for user frames, "
-			   "or another walker", f->unwinder_why);
+		return die(s, "the fp walker cannot walk kernel frames: this "
+			   "kernel has no frame pointers (%s); %s", f->unwinder_why,
+			   o->sink == SINK_EXPLAIN ? "--explain a user function "
+			   "or USDT probe instead" :
+			   "use -U for user frames, or another walker");
 	if (kind == SW_WALKER_FP && s->pat.type == SW_PAT_TRACEPOINT &&
 	    wo->kstack && !f->jit)
 		return die(s, "--walker fp walks a tracepoint's kernel frames from "
@@ -306,19 +310,33 @@ static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
 	return 0;
 }
 
+static void prefetch(void *sym, uint32_t pid, const struct proc_map *m)
+{
+	symbolizer__prefetch(sym, pid, m);
+}
+
 static int setup_symbols(struct session *s)
 {
 	int err = procs__new(&s->procs);
 
 	if (!err)
 		err = symbolizer__new(&s->sym, s->procs);
+	if (!err && s->o.no_demangle)
+		symbolizer__set_demangle(s->sym, false);
 	if (err || !s->wo.ustack)
 		return err;
 	/* processes that start from now on are followed from the kernel */
 	if (sideband__open(s->procs, &s->sb, 0))
 		s->sb = NULL;	/* fall back to /proc at print time */
+	else
+		sideband__on_map(s->sb, prefetch, s->sym);
 	if (s->o.pid)
 		procs__load(s->procs, s->o.pid);
+	/* the binaries probed are ours to open, by whatever path they run */
+	for (size_t i = 0; i < s->targets.n; i++)
+		if (s->targets.v[i].spec.path && (!i ||
+		    strcmp(s->targets.v[i].spec.path, s->targets.v[i - 1].spec.path)))
+			symbolizer__add_file(s->sym, s->targets.v[i].spec.path);
 	return 0;
 }
 
@@ -539,6 +557,11 @@ static void report_losses(struct session *s)
 			fprintf(stderr, "%s; raise --stack-storage-size (now %u)\n",
 				line, s->o.storage);
 	}
+	if (walker__trace_lost(s->w))
+		fprintf(stderr, "the trace buffer overwrote %llu lines before they "
+			"were read: events may be missing; raise "
+			"%s/buffer_size_kb\n",
+			(unsigned long long)walker__trace_lost(s->w), s->f.tracefs);
 	if (s->sb && sideband__lost(s->sb))
 		fprintf(stderr, "%llu process mapping records lost: some user "
 			"frames may show as [unknown]\n",

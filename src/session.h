@@ -27,6 +27,7 @@ struct session_opts {
 	int cpu;			/* -1: any */
 	long duration;			/* seconds; 0: until stopped */
 	bool perpid, kernel_only, user_only, debug, kernel_features;
+	bool no_demangle;		/* C++ and Rust names as in the file */
 	/* without -K/-U, only the side the event fires on (stacksnoop) */
 	bool own_side;
 	enum sw_walker walker;
@@ -58,6 +59,7 @@ struct session {
 /* Long options both tools take; their codes, past any character. */
 enum {
 	OPT_DEBUG = 256, OPT_WALKER, OPT_STORAGE, OPT_LEGACY, OPT_FEATURES,
+	OPT_NO_DEMANGLE,
 	OPT_TOOL,			/* the first code free for a tool */
 };
 
@@ -72,7 +74,8 @@ enum {
 	{ "walker", required_argument, NULL, OPT_WALKER },		\
 	{ "stack-storage-size", required_argument, NULL, OPT_STORAGE },	\
 	{ "legacy", optional_argument, NULL, OPT_LEGACY },		\
-	{ "kernel-features", no_argument, NULL, OPT_FEATURES }
+	{ "kernel-features", no_argument, NULL, OPT_FEATURES },		\
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE }
 
 /* One line on stderr, "<tool>: ..."; returns 1, the exit status of errors. */
 int session_die(const char *tool, const char *fmt, ...)

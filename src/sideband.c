@@ -30,6 +30,8 @@ struct rec {
 
 struct sideband {
 	struct procs *procs;
+	sideband_map_fn on_map;
+	void *on_map_ctx;
 	int *fds;
 	struct ring *rings;
 	int nr;
@@ -138,6 +140,12 @@ static int open_event(int cpu)
 	attr.comm = 1;
 	attr.comm_exec = 1;
 	attr.task = 1;
+	/*
+	 * Wake on every record, not when half full: a mapping only a process
+	 * can see (another mount namespace) must be opened while it lives.
+	 */
+	attr.watermark = 1;
+	attr.wakeup_watermark = 1;
 	fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
 		     PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EINVAL) {
@@ -316,6 +324,22 @@ static const char *record_str(const struct perf_event_header *h,
 	return s < end && memchr(s, '\0', end - s) ? s : NULL;
 }
 
+/* Into the model; then whoever asked hears of it, while the process lives. */
+static int mapped(struct sideband *sb, uint32_t pid, const struct proc_map *m)
+{
+	int err = procs__mmap(sb->procs, pid, m);
+
+	if (!err && sb->on_map)
+		sb->on_map(sb->on_map_ctx, pid, procs__find(sb->procs, pid, m->start));
+	return err;
+}
+
+void sideband__on_map(struct sideband *sb, sideband_map_fn fn, void *ctx)
+{
+	sb->on_map = fn;
+	sb->on_map_ctx = ctx;
+}
+
 static int apply(struct sideband *sb, const struct perf_event_header *h)
 {
 	struct proc_map m = { .exec = true };
@@ -339,7 +363,7 @@ static int apply(struct sideband *sb, const struct perf_event_header *h)
 		m.end = mm->addr + mm->len;
 		m.pgoff = mm->pgoff;
 		m.path = s;
-		return procs__mmap(sb->procs, mm->pid, &m);
+		return mapped(sb, mm->pid, &m);
 	case PERF_RECORD_MMAP2:
 		m2 = (const void *)h;
 		if (h->size < sizeof(*m2) + SAMPLE_ID_SIZE ||
@@ -357,7 +381,7 @@ static int apply(struct sideband *sb, const struct perf_event_header *h)
 			m.ino = m2->ino;
 		}
 		m.path = s;
-		return procs__mmap(sb->procs, m2->pid, &m);
+		return mapped(sb, m2->pid, &m);
 	case PERF_RECORD_COMM:
 		c = (const void *)h;
 		if (h->size < sizeof(*c) + SAMPLE_ID_SIZE)

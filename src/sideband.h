@@ -35,6 +35,13 @@ int sideband__fds(const struct sideband *sb, const int **fds);
  */
 int sideband__drain(struct sideband *sb);
 
+/*
+ * fn hears of each new executable mapping as it is applied, while the
+ * process most likely still lives (to open what only it can see).
+ */
+struct proc_map;
+typedef void (*sideband_map_fn)(void *ctx, uint32_t pid, const struct proc_map *m);
+void sideband__on_map(struct sideband *sb, sideband_map_fn fn, void *ctx);
 /* Records the kernel dropped because a buffer was full, so far. */
 uint64_t sideband__lost(const struct sideband *sb);
 

@@ -27,7 +27,7 @@ static const char usage[] =
 "                  [-r] [-s] [-P] [-K] [-U] [-v] [-d] [-f] [--debug]\n"
 "                  [--walker {auto,fp,stackmap,getstack}]\n"
 "                  [--stack-storage-size SIZE] [--legacy[=VERSION]]\n"
-"                  [--kernel-features]\n"
+"                  [--kernel-features] [--no-demangle]\n"
 "                  pattern [-- COMMAND [ARG ...]]\n";
 
 static const char help[] =
@@ -71,6 +71,7 @@ static const char help[] =
 "                        (also: STACKWALK_LEGACY=VERSION)\n"
 "  --kernel-features     print what this kernel offers and the walker it\n"
 "                        gets, then exit\n"
+"  --no-demangle         keep C++ and Rust names as they are in the binary\n"
 "\n"
 "examples:\n"
 "    ./stackcount submit_bio         # count kernel stack traces for submit_bio\n"

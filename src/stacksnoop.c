@@ -24,9 +24,10 @@ struct tool {
 };
 
 static const char usage[] =
-"usage: stacksnoop [-h] [-p PID] [-s] [-v] [-K] [-U] [-d] [-D DURATION] [-r]\n"
-"                  [--walker {auto,fp,stackmap,getstack}] [--explain]\n"
-"                  [--perf-buffer-pages PAGES] [--legacy[=VERSION]]\n"
+"usage: stacksnoop [-h] [-p PID] [-c CPU] [-s] [-v] [-K] [-U] [-d]\n"
+"                  [-D DURATION] [-r] [--walker {auto,fp,stackmap,getstack}]\n"
+"                  [--explain] [--perf-buffer-pages PAGES]\n"
+"                  [--stack-storage-size SIZE] [--legacy[=VERSION]]\n"
 "                  [--debug] [--kernel-features]\n"
 "                  function [-- COMMAND [ARG ...]]\n";
 
@@ -42,6 +43,7 @@ static const char help[] =
 "optional arguments:\n"
 "  -h, --help         show this help message and exit\n"
 "  -p PID, --pid PID  trace this PID only\n"
+"  -c CPU, --cpu CPU  trace this CPU only\n"
 "  -s, --offset       show address offsets\n"
 "  -v, --verbose      print more fields\n"
 "  -K, --kernel-stacks-only\n"
@@ -60,6 +62,9 @@ static const char help[] =
 "  --perf-buffer-pages PAGES\n"
 "                     buffer pages per CPU (default 64); events that do\n"
 "                     not fit are counted and reported\n"
+"  --stack-storage-size SIZE\n"
+"                     stacks the stackmap walker can hold (default 16384)\n"
+"  --no-demangle      keep C++ and Rust names as they are in the binary\n"
 "  --legacy[=VERSION] behave as on a VERSION kernel (4.1-4.5, default 4.4)\n"
 "  --debug            print the BPF program and why its walker was chosen\n"
 "  --kernel-features  print what this kernel offers, then exit\n"
@@ -94,7 +99,7 @@ static int parse_args(int argc, char **argv, struct tool *t)
 	o->own_side = true;
 	t->pages = DEFAULT_PAGES;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hp:D:rsvKUd", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hp:c:D:rsvKUd", longopts, NULL)) != -1) {
 		e = session_option(o, c, optarg);
 		if (e != 1) {
 			if (e)
@@ -114,7 +119,8 @@ static int parse_args(int argc, char **argv, struct tool *t)
 			if (session_parse_long(optarg, 1, 1 << 16, &t->pages) ||
 			    (t->pages & (t->pages - 1)))
 				return session_die(o->tool, "invalid buffer size '%s'; "
-						   "give a power of two pages", optarg) + 1;
+						   "give a power of two pages, at most "
+						   "65536", optarg) + 1;
 			break;
 		default:
 			return session_unknown(o, c, argv);

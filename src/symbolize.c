@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 #include "symbolize.h"
+#include "demangle.h"
+#include "perfmap.h"
 #include "elf_file.h"
 #include "ksyms.h"
 #include "procs.h"
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -23,6 +26,8 @@ struct file_slot {
 
 struct symbolizer {
 	struct procs *procs;
+	struct demangler *dm;		/* NULL: names as mangled */
+	struct perfmaps *jit;
 	struct ksyms *ksyms;
 	int ksyms_err;		/* the first load's failure, repeated */
 	struct file_slot *files;	/* open addressing, at most half full */
@@ -39,8 +44,8 @@ int symbolizer__new(struct symbolizer **out, struct procs *procs)
 	s->procs = procs;
 	s->files_cap = 64;
 	s->files = calloc(s->files_cap, sizeof(*s->files));
-	if (!s->files) {
-		free(s);
+	if (!s->files || demangler__new(&s->dm) || perfmaps__new(&s->jit)) {
+		symbolizer__free(s);
 		return -ENOMEM;
 	}
 	*out = s;
@@ -57,7 +62,33 @@ void symbolizer__free(struct symbolizer *s)
 		elf_file__free(s->files[i].ef);
 	free(s->files);
 	ksyms__free(s->ksyms);
+	demangler__free(s->dm);
+	perfmaps__free(s->jit);
 	free(s);
+}
+
+void symbolizer__set_demangle(struct symbolizer *s, bool on)
+{
+	if (!on) {
+		demangler__free(s->dm);
+		s->dm = NULL;
+	} else if (!s->dm) {
+		demangler__new(&s->dm);
+	}
+}
+
+/* JIT code lives in anonymous memory; its runtime may have said what it is. */
+static int jit_name(struct symbolizer *s, uint32_t tgid, uint64_t addr,
+		    uint64_t look, struct sym_result *r)
+{
+	uint64_t start;
+	const char *name = perfmaps__find(s->jit, tgid, look, &start);
+
+	if (!name)
+		return -ENOENT;
+	r->name = name;
+	r->offset = addr - start;
+	return 0;
 }
 
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return,
@@ -185,11 +216,62 @@ static int get_file(struct symbolizer *s, uint32_t tgid,
 	return 0;
 }
 
+/*
+ * A file we opened ourselves (a probe's target), keyed as the kernel will
+ * name its mappings: its inode, whatever path a process reaches it by.
+ */
+int symbolizer__add_file(struct symbolizer *s, const char *path)
+{
+	struct proc_map key = {};
+	struct file_slot *f;
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	key.maj = major(st.st_dev);
+	key.min = minor(st.st_dev);
+	key.ino = st.st_ino;
+	if (2 * (s->nr_files + 1) > s->files_cap && grow_files(s))
+		return -ENOMEM;
+	f = file_slot(s->files, s->files_cap, &key);
+	if (f->used)
+		return 0;
+	f->used = true;
+	f->maj = key.maj;
+	f->min = key.min;
+	f->ino = key.ino;
+	f->path = NULL;		/* keyed by inode: the path is never compared */
+	f->ef = NULL;
+	elf_file__new(&f->ef, path);
+	s->nr_files++;
+	return 0;
+}
+
+static bool is_file(const char *path);
+
+/*
+ * A file this process maps that is not at its path in our mount namespace
+ * (a container's, a private mount's) can only be opened through
+ * /proc/PID/root while the process lives: open it now.
+ */
+void symbolizer__prefetch(struct symbolizer *s, uint32_t tgid,
+			  const struct proc_map *m)
+{
+	struct elf_file *ef;
+	struct stat st;
+
+	if (!m || !is_file(m->path) ||
+	    (!stat(m->path, &st) && (!m->ino || st.st_ino == m->ino)))
+		return;
+	get_file(s, tgid, m, &ef);
+}
+
 static bool is_file(const char *path)
 {
 	size_t n = strlen(path), k = strlen(DELETED_SUFFIX);
 
-	if (path[0] != '/')
+	/* "//anon" is how perf names anonymous memory */
+	if (path[0] != '/' || path[1] == '/')
 		return false;
 	return n < k || strcmp(path + n - k, DELETED_SUFFIX);
 }
@@ -209,25 +291,25 @@ int symbolizer__user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 		procs__ensure(s->procs, tgid);
 	m = s->procs ? procs__find(s->procs, tgid, look) : NULL;
 	if (!m)
-		return -ENOENT;
+		return jit_name(s, tgid, addr, look, r);
 	slash = strrchr(m->path, '/');
 	r->path = m->path;
 	r->module = m->path[0] == '/' && slash ? slash + 1 : m->path;
 	r->module_offset = addr - m->start + m->pgoff;
 	if (!is_file(m->path))
-		return -ENOENT;
+		return jit_name(s, tgid, addr, look, r);
 
 	err = get_file(s, tgid, m, &ef);
 	if (err)
 		return err;
 	if (!ef || elf_file__offset_to_vaddr(ef, look - m->start + m->pgoff,
 					     &vaddr))
-		return -ENOENT;
+		return jit_name(s, tgid, addr, look, r);
 	r->module_offset = vaddr + (addr - look);
 	sym = elf_file__sym_at(ef, vaddr);
 	if (!sym)
-		return -ENOENT;
-	r->name = sym->name;
+		return jit_name(s, tgid, addr, look, r);
+	r->name = demangler__name(s->dm, sym->name);
 	r->offset = r->module_offset - sym->addr;
 	return 0;
 }

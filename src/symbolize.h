@@ -37,6 +37,14 @@ struct sym_result {
 /* procs is borrowed and must outlive it; NULL for kernel addresses only. */
 int symbolizer__new(struct symbolizer **out, struct procs *procs);
 void symbolizer__free(struct symbolizer *s);
+/* Open path now, to name any mapping of its inode (a probe's target). */
+int symbolizer__add_file(struct symbolizer *s, const char *path);
+/* Open now what only tgid can see (another mount namespace). */
+struct proc_map;
+void symbolizer__prefetch(struct symbolizer *s, uint32_t tgid,
+			  const struct proc_map *m);
+/* C++ and Rust names demangled (the default), or kept as in the file. */
+void symbolizer__set_demangle(struct symbolizer *s, bool on);
 
 /*
  * Fill *r for addr.  is_return: addr is a return address, so the call

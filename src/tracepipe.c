@@ -11,11 +11,62 @@
 
 struct tracepipe {
 	int fd;
+	char tracefs[4096];
+	unsigned long long overrun0;	/* the buffer's overruns when we began */
 	char tag[3][16];		/* "k<magic> ", "u<magic> ", "e<magic> " */
 	struct tp_event *pending[TP_MAX_CPUS];
 	char buf[65536];
 	size_t len;
 };
+
+/* Lines the kernel overwrote before anyone read them, all CPUs so far. */
+static unsigned long long overruns(const char *tracefs)
+{
+	unsigned long long total = 0, n;
+	char path[4200], line[128];
+
+	for (int cpu = 0; cpu < TP_MAX_CPUS; cpu++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats", tracefs, cpu);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "overrun: %llu", &n) == 1)
+				total += n;
+		fclose(f);
+	}
+	return total;
+}
+
+/*
+ * Until tracing is first used the ring buffer is kept tiny ("7 (expanded:
+ * 1408)"); bpf_trace_printk does not always grow it.  Grow it to the size
+ * the kernel is configured for, as its first real use would.
+ */
+static void expand(const char *tracefs)
+{
+	char path[4200], buf[64];
+	unsigned kb, want;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/buffer_size_kb", tracefs);
+	f = fopen(path, "r+");
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f) &&
+	    sscanf(buf, "%u (expanded: %u)", &kb, &want) == 2 && want > kb) {
+		rewind(f);
+		fprintf(f, "%u\n", want);
+	}
+	fclose(f);
+}
+
+unsigned long long tracepipe__lost(const struct tracepipe *tp)
+{
+	return overruns(tp->tracefs) - tp->overrun0;
+}
 
 int tracepipe__open(struct tracepipe **out, const char *tracefs, __u32 magic)
 {
@@ -26,6 +77,9 @@ int tracepipe__open(struct tracepipe **out, const char *tracefs, __u32 magic)
 		return -ENOMEM;
 	for (int i = 0; i < 3; i++)
 		snprintf(tp->tag[i], sizeof(tp->tag[i]), "%c%x ", "kue"[i], magic);
+	snprintf(tp->tracefs, sizeof(tp->tracefs), "%s", tracefs);
+	expand(tracefs);
+	tp->overrun0 = overruns(tracefs);
 	snprintf(path, sizeof(path), "%s/trace_pipe", tracefs);
 	tp->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (tp->fd < 0) {

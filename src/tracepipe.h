@@ -37,6 +37,11 @@ int tracepipe__read(struct tracepipe *tp, tp_event_fn fn, void *ctx);
 /* One line, for tests of the parser: returns 1 when it completed an event. */
 int tracepipe__line(struct tracepipe *tp, const char *line, tp_event_fn fn,
 		    void *ctx);
+/*
+ * Lines the trace buffer overwrote since we opened it (anyone's: it is
+ * shared), which may include ours.
+ */
+unsigned long long tracepipe__lost(const struct tracepipe *tp);
 void tracepipe__free(struct tracepipe *tp);
 
 #endif

@@ -358,6 +358,8 @@ static int calibrate(struct walker *w)
 out:
 	sw_stacks__free(&s);
 	clear_map(w->counts);
+	if (w->stacks)
+		clear_map(w->stacks);	/* its one stack must not take a slot */
 	return err;
 }
 
@@ -540,6 +542,11 @@ int walker__follow(struct walker *w, pid_t tid)
 	__u8 one = 1;
 
 	return bpf_map_update_elem(bpf_map__fd(w->follow), &k, &one, BPF_ANY) ? -errno : 0;
+}
+
+__u64 walker__trace_lost(const struct walker *w)
+{
+	return w->tp ? tracepipe__lost(w->tp) : 0;
 }
 
 int walker__lost(struct walker *w, __u64 lost[SW_LOST_NR])
@@ -809,6 +816,23 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 	b->n++;
 }
 
+/* The process of a thread, while it lives; the thread itself after. */
+static __u32 tgid_of(__u32 tid)
+{
+	char path[64], line[128];
+	__u32 tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %u", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tgid;
+}
+
 /* A trace_pipe event (4.1-4.3) into the batch, as a perf one would be. */
 static void on_trace_event(const struct tp_event *t, void *ctx)
 {
@@ -825,8 +849,8 @@ static void on_trace_event(const struct tp_event *t, void *ctx)
 		key->uip[i] = t->u[i];
 	key->h.kstop = t->kstop;
 	key->h.ustop = t->ustop;
-	/* 4.1 has no tgid helper: threads of one process name alike anyway */
-	key->h.tgid = t->tid;
+	/* trace_pipe gives the thread: its process names the frames */
+	key->h.tgid = tgid_of(t->tid);
 	memcpy(key->h.comm, t->comm, SW_COMM_LEN);
 	rec = malloc(sizeof(*e) + sizeof(*key));
 	if (rec) {
@@ -884,7 +908,12 @@ int walker__events_poll(struct walker *w)
 		err = b->err;
 	qsort(b->v, b->n, sizeof(*b->v), by_time);
 	for (size_t i = 0; i < b->n; i++) {
-		w->on_event(&b->v[i], w->on_event_ctx);
+		struct sw_event *ev = &b->v[i];
+
+		/* the batch moved as it grew: frames point into their own event */
+		ev->stack.kip = ev->frames;
+		ev->stack.uip = ev->explain ? ev->frames : ev->frames + ev->stack.nk;
+		w->on_event(ev, w->on_event_ctx);
 		free((void *)b->v[i].explain);
 	}
 	return err;

@@ -73,6 +73,8 @@ int walker__follow(struct walker *w, pid_t tid);
 /* All stacks counted so far (cumulative). */
 int walker__read(struct walker *w, struct sw_stacks *out);
 int walker__lost(struct walker *w, __u64 lost[SW_LOST_NR]);
+/* trace_pipe delivery (4.1-4.3): lines the trace buffer overwrote unread. */
+__u64 walker__trace_lost(const struct walker *w);
 /*
  * stacksnoop: deliver events to fn, in time order within each batch; the
  * buffer holds pages pages a CPU (perf), or trace_pipe is read (printk).

@@ -3,6 +3,10 @@ bats_require_minimum_version 1.5.0
 
 
 TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+
+# Debug symbols a machine happens to have installed (libc6-dbg, say) would
+# name frames the tests expect as [unknown]: none, unless a test says so.
+export STACKWALK_DEBUG_DIR=${BATS_SUITE_TMPDIR:-/tmp}/no-debug-files
 SC=$TOP/build/stackcount
 W=$TOP/build/tests/workloads
 

@@ -92,6 +92,19 @@ addresses_out() {
 	[ -z "$(leftover_probes)" ]
 }
 
+# many events in one read: each keeps its own frames (the batch grows)
+@test "thousands of events: every one printed with its own stack" {
+	SNOOP_N=3000 snoop -U "$W/snoop:target"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(echo "$output" | grep -c ' ip: [0-9a-f]* target$')" -eq 3003 ]
+	[ "$(echo "$output" | grep -c ' r0: [0-9a-f]* main$')" -eq 3000 ]
+	SNOOP_N=1000 snoop --legacy=4.3 -U "$W/snoop:target"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | grep -c ' ip: [0-9a-f]* target$')" -eq 1003 ]
+	[ "$(echo "$output" | grep -c ' r0: [0-9a-f]* main$')" -eq 1000 ]
+}
+
 @test "tracepoint, -d: kernel frames, the delimiter, user frames" {
 	run --separate-stderr "$SN" -d t:syscalls:sys_enter_getppid -- "$W/paths" 2
 	[ "$status" -eq 0 ]

@@ -16,3 +16,9 @@ load helpers
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
+@test "C++ and Rust (legacy and v0) names demangled, each once" {
+	run "$TOP/build/tests/test_demangle"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}

@@ -131,6 +131,15 @@ counted_of() {
 	[[ "$stderr" == *"stack id collisions"* ]]
 }
 
+# the self-probe that calibrates the kernel's unwinder must not keep a slot
+@test "stackmap with room for one stack: it holds the workload's" {
+	run --separate-stderr "$SC" -f -U --walker stackmap --stack-storage-size 1 \
+		"$W/snoop:target" -- sh -c "exec $W/snoop > /dev/null"
+	[ "$status" -eq 0 ]
+	[ "$output" = "snoop;[unknown];main;first;target 1" ]
+	[[ "$stderr" == "2 stacks lost: 2 to "* ]]
+}
+
 @test "fp with a small counts map: the overflow is reported, not dropped" {
 	run --separate-stderr "$SC" -U -s --walker fp --stack-storage-size 1024 \
 		"$W/manypaths:target" -- "$W/manypaths" 12

@@ -2,11 +2,11 @@
 # Included by the top Makefile, which provides CC, CFLAGS and build/.
 # Run as root:  build/tests/test_syms   (or: make test-syms)
 
-SYMS_SRCS := src/elf_file.c src/usdt.c src/ksyms.c src/procs.c \
+SYMS_SRCS := src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/ksyms.c src/procs.c \
 	     src/sideband.c src/symbolize.c src/libpath.c
 SYMS_HDRS := $(SYMS_SRCS:.c=.h)
 # the tool links libelf and zlib statically; so does its test
-SYMS_LIBS ?= -static -lelf -lz
+SYMS_LIBS ?= -static -lelf -llzma -lz -liberty
 # the fixture is an ordinary dynamic program: it must map libraries
 SYMS_FX_FLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -rdynamic
 SYMS_SDT_H := $(firstword $(wildcard /usr/include/sys/sdt.h \
@@ -38,3 +38,7 @@ test-syms: build/tests/test_syms
 build/tests/test_compat: tests/unit/test_compat.c compat/kversion.c compat/kfeatures.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_compat.c compat/kversion.c
+
+build/tests/test_demangle: tests/unit/test_demangle.c src/demangle.c src/demangle.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ tests/unit/test_demangle.c src/demangle.c -static -liberty

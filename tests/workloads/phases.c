@@ -2,12 +2,13 @@
 /*
  * phases: for each number N read from stdin, calls work() through via_a()
  * N times, then prints "done N" and flushes; for 0, prints its USDT
- * semaphore ("semaphore S").  Tests drive it step by step, so they know
+ * semaphore ("semaphore S"); for -N, calls getppid() N times.  Tests drive it step by step, so they know
  * exactly which calls happened before each observation.  work() fires the
  * USDT probe phases:step while a tracer holds its semaphore.
  */
 #define _SDT_HAS_SEMAPHORES 1
 #include <stdio.h>
+#include <unistd.h>
 #include <sys/sdt.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -27,6 +28,12 @@ NOINLINE void via_a(void)
 	work();
 }
 
+/* glibc's getppid keeps no frame, so its caller is lost: main is not */
+NOINLINE void ask(void)
+{
+	getppid();
+}
+
 int main(void)
 {
 	int n;
@@ -37,6 +44,8 @@ int main(void)
 			fflush(stdout);
 			continue;
 		}
+		for (; n < 0; n++)
+			ask();
 		for (int i = 0; i < n; i++)
 			via_a();
 		printf("done %d\n", n);

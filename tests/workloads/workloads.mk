@@ -5,7 +5,7 @@ WL_CFLAGS := -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
              -fno-optimize-sibling-calls -fno-inline -Wall -Wextra -Werror
 WL_DIR    := $(BUILD)/tests/workloads
 WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases \
-             $(WL_DIR)/snoop
+             $(WL_DIR)/snoop $(WL_DIR)/cxx $(WL_DIR)/jit
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
@@ -14,6 +14,10 @@ $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.de
 $(WL_DIR)/%: tests/workloads/%.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -o $@ $<
+
+$(WL_DIR)/%: tests/workloads/%.cc | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CXX) $(WL_CFLAGS) -o $@ $<
 
 # The same workloads, static, for the test VMs (their initramfs has no libc).
 STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt $(WL_DIR)/static/snoop

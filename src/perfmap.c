@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "perfmap.h"
+
+struct jit_sym {
+	uint64_t start, end;
+	char *name;
+};
+
+struct perfmap {
+	uint32_t pid;
+	off_t size;		/* of the file when read: JITs append */
+	struct jit_sym *v;
+	size_t n;
+};
+
+struct perfmaps {
+	struct perfmap *v;
+	size_t n;
+};
+
+int perfmaps__new(struct perfmaps **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct jit_sym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void clear(struct perfmap *pm)
+{
+	for (size_t i = 0; i < pm->n; i++)
+		free(pm->v[i].name);
+	free(pm->v);
+	pm->v = NULL;
+	pm->n = 0;
+}
+
+static void load(struct perfmap *pm, const char *path, off_t size)
+{
+	unsigned long long start, len;
+	char line[4096], name[4096];
+	size_t cap = 0;
+	FILE *f = fopen(path, "r");
+
+	clear(pm);
+	pm->size = size;
+	while (f && fgets(line, sizeof(line), f)) {
+		struct jit_sym *s;
+
+		if (sscanf(line, "%llx %llx %4095[^\n]", &start, &len, name) != 3)
+			continue;
+		if (pm->n == cap) {
+			s = realloc(pm->v, (cap = cap ? 2 * cap : 256) * sizeof(*s));
+			if (!s)
+				break;
+			pm->v = s;
+		}
+		s = &pm->v[pm->n];
+		s->start = start;
+		s->end = start + len;
+		s->name = strdup(name);
+		if (s->name)
+			pm->n++;
+	}
+	if (f)
+		fclose(f);
+	/* a JIT may write a range again when it recompiles: the last wins */
+	qsort(pm->v, pm->n, sizeof(*pm->v), by_start);
+}
+
+static struct perfmap *get(struct perfmaps *m, uint32_t pid)
+{
+	struct perfmap *v;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].pid == pid)
+			return &m->v[i];
+	v = realloc(m->v, (m->n + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	m->v = v;
+	v = &m->v[m->n++];
+	memset(v, 0, sizeof(*v));
+	v->pid = pid;
+	v->size = -1;
+	return v;
+}
+
+const char *perfmaps__find(struct perfmaps *m, uint32_t pid, uint64_t addr,
+			   uint64_t *start)
+{
+	struct perfmap *pm = get(m, pid);
+	char path[64];
+	struct stat st;
+	size_t lo = 0, hi;
+
+	if (!pm)
+		return NULL;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	if (!stat(path, &st) && st.st_size != pm->size)
+		load(pm, path, st.st_size);
+	hi = pm->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (pm->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= pm->v[lo - 1].end)
+		return NULL;
+	*start = pm->v[lo - 1].start;
+	return pm->v[lo - 1].name;
+}
+
+void perfmaps__free(struct perfmaps *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		clear(&m->v[i]);
+	free(m->v);
+	free(m);
+}

@@ -1,0 +1,140 @@
+#!/usr/bin/env bats
+# Every frame that can be named is named correctly, whatever happened to
+# the binary or the process; anything else is [unknown], never a wrong name.
+
+load helpers
+
+setup() {
+	D=$BATS_TEST_TMPDIR
+}
+
+teardown() {
+	teardown_processes
+	rm -f /tmp/perf-*.map
+}
+
+folded_via_b() {	# BINARY [ARGS...]: stackcount -f on via_b of BINARY
+	run --separate-stderr "$SC" -f -U "$1:via_b" -- "$@"
+}
+
+# A copy of paths with every symbol table stripped; its debug file beside.
+stripped() {
+	cp "$W/paths" "$D/$1"
+	objcopy --only-keep-debug "$D/$1" "$D/$1.debug"
+	strip --strip-all "$D/$1"
+	! nm "$D/$1" 2>/dev/null | grep -q via_b
+}
+
+@test "a stripped binary without debug information: [unknown], module+offset with -v" {
+	stripped bare
+	rm "$D/bare.debug"
+	run --separate-stderr "$SC" -U -v t:syscalls:sys_enter_getppid -- "$D/bare" 1
+	echo "$output" | grep -Eq '^  [0-9a-f]+ +\[unknown\] \(bare\+0x[0-9a-f]+\)$'
+	run --separate-stderr "$SC" -U "$D/bare:via_b"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"no function matches \"via_b\""* ]]
+}
+
+@test "debug file by build-id: attaching and naming through it" {
+	stripped byid
+	id=$(readelf -n "$D/byid" | awk '/Build ID/ { print $3 }')
+	mkdir -p "$D/debug/.build-id/${id:0:2}"
+	mv "$D/byid.debug" "$D/debug/.build-id/${id:0:2}/${id:2}.debug"
+	STACKWALK_DEBUG_DIR=$D/debug folded_via_b "$D/byid" 2
+	[ "$status" -eq 0 ]
+	[ "$output" = "byid;[unknown];main;via_b 4" ]
+}
+
+@test "debug file by .gnu_debuglink, checked by its CRC" {
+	stripped bylink
+	objcopy --add-gnu-debuglink="$D/bylink.debug" "$D/bylink"
+	folded_via_b "$D/bylink" 2
+	[ "$status" -eq 0 ]
+	[ "$output" = "bylink;[unknown];main;via_b 4" ]
+	# a debug file that is not the one linked (its CRC differs) is not used
+	echo x >> "$D/bylink.debug"
+	run --separate-stderr "$SC" -U "$D/bylink:via_b"
+	[ "$status" -eq 1 ]
+}
+
+# Fedora's MiniDebugInfo: the symbols .dynsym lacks, xz-compressed inside
+@test "MiniDebugInfo (.gnu_debugdata)" {
+	cp "$W/paths" "$D/mini"
+	nm -D "$D/mini" --format=posix --defined-only | awk '{ print $1 }' | sort > "$D/dyn"
+	nm "$D/mini" --format=posix --defined-only | awk '$2 ~ /[Tt]/ { print $1 }' | sort > "$D/funcs"
+	comm -13 "$D/dyn" "$D/funcs" > "$D/keep"
+	objcopy --only-keep-debug "$D/mini" "$D/m.debug"
+	objcopy -S --remove-section .gdb_index --remove-section .comment \
+		--keep-symbols="$D/keep" "$D/m.debug" "$D/m.syms"
+	strip --strip-all -R .comment "$D/mini"
+	xz -c "$D/m.syms" > "$D/m.xz"
+	objcopy --add-section .gnu_debugdata="$D/m.xz" "$D/mini"
+	! nm "$D/mini" 2>/dev/null | grep -q via_b
+	folded_via_b "$D/mini" 3
+	[ "$status" -eq 0 ]
+	[ "$output" = "mini;[unknown];main;via_b 6" ]
+}
+
+@test "JIT-compiled code named from /tmp/perf-PID.map" {
+	run --separate-stderr "$SC" -f -U "$W/jit:work" -- "$W/jit" 3
+	[ "$status" -eq 0 ]
+	[ "$output" = "jit;[unknown];main;jitted_hot_loop;work 3" ]
+	# without the map, the JIT frame is [unknown], not a neighbour's name
+	run --separate-stderr "$SC" -f -U "$W/jit:work" -- sh -c "$W/jit 3; rm -f /tmp/perf-\$\$.map /tmp/perf-*.map"
+	[ "$output" = "jit;[unknown];main;[unknown];work 3" ]
+}
+
+@test "C++: namespaced, templated and overloaded frames, exactly and apart" {
+	run --separate-stderr "$SC" -f -U "$W/cxx:work" -- "$W/cxx"
+	[ "$status" -eq 0 ]
+	diff -u - <(echo "$output") <<'EOF2'
+cxx;[unknown];main;shapes::Box<double>::open(double);shapes::twice(double);work 1
+cxx;[unknown];main;shapes::Box<int>::open(int);shapes::twice(int);work 1
+cxx;[unknown];main;shapes::Widget::poke(char const*);shapes::Box<int>::open(int);shapes::twice(int);work 1
+EOF2
+	run --separate-stderr "$SC" -f -U --no-demangle "$W/cxx:work" -- "$W/cxx"
+	echo "$output" | grep -q ';_ZN6shapes3BoxIdE4openEd;_ZN6shapes5twiceEd;work 1$'
+}
+
+# Hundreds of processes that exec and exit while tracing: every one named
+# from the kernel's mmap records, none from a late /proc read.
+@test "an exec storm: every short-lived process fully named" {
+	run --separate-stderr "$SC" -f -U "$W/paths:via_b" -- \
+		sh -c "for i in \$(seq 300); do $W/paths 1; done"
+	[ "$status" -eq 0 ]
+	[ "$output" = "paths;[unknown];main;via_b 600" ]
+}
+
+# The process sees the binary at a path that does not exist out here.
+@test "a binary run through a private mount namespace (bind-mounted copy)" {
+	mkdir -p "$D/src" "$D/view"
+	cp "$W/paths" "$D/src/app"
+	run --separate-stderr "$SC" -f -U "$D/src/app:via_b" -- unshare -m \
+		sh -c "mount --bind $D/src $D/view && exec $D/view/app 2"
+	[ "$status" -eq 0 ]
+	[ "$output" = "app;[unknown];main;via_b 4" ]
+	[ ! -e "$D/view/app" ]
+}
+
+@test "a binary only a private mount namespace has (tmpfs), named while it runs" {
+	mkfifo "$D/in"
+	unshare -m sh -c "mount -t tmpfs tmpfs /mnt && cp $W/phases /mnt/ph && exec /mnt/ph" \
+		< "$D/in" > "$D/out" &
+	PHASES_PID=$!
+	exec 7> "$D/in"
+	start_sc -U -p "$PHASES_PID" t:syscalls:sys_enter_getppid
+	echo -2 >&7
+	echo 1 >&7
+	wait_for '^done' "$D/out"
+	stop_sc
+	[ ! -e /mnt/ph ]
+	exec 7>&-
+	diff -u - <(sed -n '3,$p' "$BATS_TEST_TMPDIR/sc.out") <<'EOF2'
+  getppid
+  main
+  [unknown]
+    2
+
+Detaching...
+EOF2
+}
