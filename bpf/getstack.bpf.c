@@ -6,13 +6,20 @@
  */
 #include "common.bpf.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct sw_gs_key);
-	__type(value, __u64);
-} counts SEC(".maps");
+#define GS_COUNTS(n)							\
+struct {								\
+	__uint(type, BPF_MAP_TYPE_HASH);				\
+	__uint(max_entries, 16384);					\
+	__uint(map_flags, BPF_F_NO_PREALLOC);				\
+	__uint(key_size, sizeof(struct sw_key_hdr) + 8 * (n));		\
+	__uint(value_size, sizeof(__u64));				\
+} counts_##n SEC(".maps")
+
+/* the size classes of SW_GS_CLASS() */
+GS_COUNTS(16);
+GS_COUNTS(32);
+GS_COUNTS(64);
+GS_COUNTS(256);
 
 /* stacksnoop sends the key behind an event header */
 struct sw_gs_record {
@@ -29,29 +36,41 @@ struct {
 } scratch SEC(".maps");
 
 /*
- * Frames from the kernel's unwinder into buf.  At a function-entry probe
- * where that unwinder skips the caller, unwind into buf[1..] and put the
- * caller, read from the stack pointer, after the probed instruction.
+ * Frames from the kernel's unwinder into buf; their number.  At a
+ * function-entry probe where that unwinder skips the caller, unwind into
+ * buf[1..] and put the caller, read from the stack pointer, after the
+ * probed instruction.  The helper zeroes what it leaves of its size, so
+ * the rest of a key's class is zero.
  */
-static __always_inline void gs_frames(void *ctx, __u64 *buf, __u64 flags,
-				      int entry_sp, __u64 sp)
+static __always_inline __u32 gs_frames(void *ctx, __u64 *buf, __u64 flags,
+				       int entry_sp, __u64 sp)
 {
 	long n;
 
 	if (!entry_sp) {
 		n = bpf_get_stack(ctx, buf, SW_MAX_FRAMES * 8, flags);
-		if (n < 0)	/* no such stack: a kernel thread's user part */
-			buf[0] = 0;
-		return;
+		return n > 0 ? (__u64)n / 8 : 0;
 	}
-	n = bpf_get_stack(ctx, &buf[1], (SW_MAX_FRAMES - 1) * 8, flags);
+	n = bpf_get_stack(ctx, &buf[1], SW_MAX_FRAMES * 8, flags);
 	if (n <= 0) {
 		buf[0] = 0;
-		buf[1] = 0;
-		return;
+		return 0;
 	}
 	buf[0] = buf[1];
 	bpf_probe_read(&buf[1], 8, (void *)sp);
+	return (__u64)n / 8 + 1;
+}
+
+static __always_inline void gs_count(struct sw_gs_key *key, __u32 n)
+{
+	if (n <= 16)
+		sw_count(&counts_16, key);
+	else if (n <= 32)
+		sw_count(&counts_32, key);
+	else if (n <= 64)
+		sw_count(&counts_64, key);
+	else
+		sw_count(&counts_256, key);
 }
 
 /* emit: one record per event (stacksnoop); else count (stackcount) */
@@ -61,7 +80,7 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 	struct sw_gs_record *rec;
 	struct sw_config *cfg;
 	struct sw_gs_key *key;
-	__u32 zero = 0;
+	__u32 zero = 0, nk = 0, nu = 0;
 
 	cfg = sw_filter(1);
 	if (!cfg)
@@ -72,19 +91,25 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 	key = &rec->key;
 	sw_key_hdr(&key->h, cfg);
 	if (cfg->flags & SW_CFG_KSTACK)
-		gs_frames(ctx, key->kip, 0,
-			  kentry && (cfg->flags & SW_CFG_KENTRY), sp);
-	else
-		key->kip[0] = 0;
+		nk = gs_frames(ctx, key->ip, 0,
+			       kentry && (cfg->flags & SW_CFG_KENTRY), sp);
+	/* the user frames' start, bounded for the verifier: 127 + a caller */
+	if (nk > SW_MAX_FRAMES + 1)
+		nk = SW_MAX_FRAMES + 1;
 	if (cfg->flags & SW_CFG_USTACK)
-		gs_frames(ctx, key->uip, BPF_F_USER_STACK, uentry, sp);
+		nu = gs_frames(ctx, &key->ip[nk], BPF_F_USER_STACK, uentry, sp);
 	else
-		key->uip[0] = 0;
+		key->ip[nk] = 0;
+	key->h.nk = nk;
+	key->h.nu = nu;
 	if (emit) {
 		sw_event_hdr(&rec->e);
-		sw_emit(ctx, rec, sizeof(*rec));
+		/* the frames there are, not the whole key */
+		if (nu > SW_MAX_FRAMES + 1)
+			nu = SW_MAX_FRAMES + 1;
+		sw_emit(ctx, rec, sizeof(rec->e) + sizeof(key->h) + (nk + nu) * 8);
 	} else {
-		sw_count(&counts, key);
+		gs_count(key, nk + nu);
 	}
 	return 0;
 }

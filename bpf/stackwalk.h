@@ -76,7 +76,7 @@ struct sw_key_hdr {
 	__u32 tgid;
 	__u8 kstop;
 	__u8 ustop;
-	__u16 pad;
+	__u8 nk, nu;		/* getstack: kernel, then user frames */
 	char comm[SW_COMM_LEN];
 };
 
@@ -87,11 +87,18 @@ struct sw_event_hdr {
 	__u32 cpu;
 };
 
-/* getstack: raw frames from bpf_get_stack, zero-terminated. */
+/*
+ * getstack: raw frames from bpf_get_stack, kernel then user, packed.  A
+ * key is hashed and compared whole on every event, so the counts live in
+ * maps by size: a stack of n frames goes to the first class that holds n,
+ * and its key is only that long.
+ */
+#define SW_GS_FRAMES	(2 * SW_MAX_FRAMES + 2)	/* + the entry callers */
+#define SW_GS_CLASSES	4
+#define SW_GS_CLASS(i)	((i) == 0 ? 16 : (i) == 1 ? 32 : (i) == 2 ? 64 : SW_GS_FRAMES)
 struct sw_gs_key {
 	struct sw_key_hdr h;
-	__u64 kip[SW_MAX_FRAMES];
-	__u64 uip[SW_MAX_FRAMES];
+	__u64 ip[SW_GS_FRAMES];
 };
 
 /*

@@ -374,7 +374,13 @@ int elf_file__new(struct elf_file **out, const char *path)
 		close(fd);
 		return -ENOMEM;
 	}
-	ef->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/*
+	 * A writable private mapping: the kernel plants the int3 of anyone's
+	 * system-wide uprobe on this file in every read-only executable-able
+	 * mapping of it, ours included, and a probed instruction would then
+	 * read as 0xcc.  Nothing is written, so the pages stay shared.
+	 */
+	ef->elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	/*
 	 * Pull everything in (a no-op when mapped) and let go of the fd, so a
 	 * tool that meets hundreds of libraries does not run out of fds.

@@ -1,4 +1,12 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * /proc/kallsyms, kept small: the kernel has ~120,000 text symbols, and a
+ * tracer that holds them as the file's text plus pointers spends ten
+ * megabytes on names it will mostly never print.  Here a symbol is 16
+ * bytes (address; name offset; alias rank and line packed), names live in
+ * one arena, modules as address ranges, and the struct ksym callers get is
+ * made on first request and kept.
+ */
 #include "ksyms.h"
 
 #include <errno.h>
@@ -9,63 +17,29 @@
 #include <unistd.h>
 
 struct entry {
-	struct ksym k;
-	uint32_t rank;	/* alias preference at one address: lower wins */
-	uint32_t line;	/* keeps the sort stable */
+	uint64_t addr;
+	uint32_t name;		/* offset in the arena */
+	uint32_t order;		/* alias rank << 24 | line: lower wins */
+};
+
+struct module {
+	uint64_t start, end;	/* its symbols' span */
+	uint32_t name;
 };
 
 struct ksyms {
-	/* the file's text, cut into NUL-terminated names in place */
-	char *arena;
-	struct entry *syms;
-	size_t nr;
+	char *names;
+	size_t names_len, names_cap;
+	struct entry *v;
+	size_t nr, cap;
+	struct module *mods;
+	size_t nmods;
+	uint64_t etext, sinit, einit;
+	/* handed-out symbols, by entry index: open addressing */
+	struct ksym **made;
+	uint32_t *made_idx;
+	size_t made_cap, made_nr;
 };
-
-/* /proc files have no size to ask for: read until EOF, doubling. */
-static int slurp(const char *path, char **out, size_t *len)
-{
-	size_t cap = 1 << 20, n = 0;
-	char *buf = malloc(cap), *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-	ssize_t r;
-
-	if (fd < 0 || !buf) {
-		err = fd < 0 ? -errno : -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		if (cap - n < 65536) {
-			p = realloc(buf, cap * 2);
-			if (!p) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = p;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (!r)
-			break;
-		n += r;
-	}
-	buf[n] = '\0';
-out:
-	if (fd >= 0)
-		close(fd);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
-}
 
 static int hexval(char c)
 {
@@ -84,7 +58,7 @@ static uint32_t alias_rank(char type, const char *name)
 {
 	uint32_t underscores = 0;
 
-	while (name[underscores] == '_' && underscores < 255)
+	while (name[underscores] == '_' && underscores < 127)
 		underscores++;
 	return underscores << 1 | (type >= 'a');
 }
@@ -93,114 +67,143 @@ static int cmp_entry(const void *a, const void *b)
 {
 	const struct entry *x = a, *y = b;
 
-	if (x->k.addr != y->k.addr)
-		return x->k.addr < y->k.addr ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/*
- * One line: "ffffffff81000000 T _text" or "... t name\t[module]".  Cuts the
- * name (and module) in place; false for lines that are not text symbols.
- */
-static bool parse_line(char **pos, char **prev_mod, struct entry *e)
+static long intern(struct ksyms *ks, const char *s, size_t n)
 {
-	char *p = *pos, *name, *eol;
+	size_t off = ks->names_len;
+
+	if (ks->names_len + n + 1 > ks->names_cap) {
+		size_t cap = ks->names_cap ? ks->names_cap * 2 : 1 << 20;
+		char *p;
+
+		while (cap < ks->names_len + n + 1)
+			cap *= 2;
+		p = realloc(ks->names, cap);
+		if (!p)
+			return -ENOMEM;
+		ks->names = p;
+		ks->names_cap = cap;
+	}
+	memcpy(ks->names + off, s, n);
+	ks->names[off + n] = '\0';
+	ks->names_len += n + 1;
+	return off;
+}
+
+/* "ffffffff81000000 T _text" or "... t name\t[module]"; text symbols only. */
+static int parse_line(struct ksyms *ks, char *p, uint32_t line)
+{
+	char *name, *tab, *mod, *end;
 	uint64_t addr = 0;
+	struct module *m;
+	struct entry *e;
+	long off;
 	char type;
 	int v;
-
-	eol = strchr(p, '\n');
-	if (!eol)
-		eol = p + strlen(p);
-	*pos = *eol ? eol + 1 : eol;
-	*eol = '\0';
 
 	while ((v = hexval(*p)) >= 0) {
 		addr = addr << 4 | v;
 		p++;
 	}
 	if (*p != ' ' || !p[1] || p[2] != ' ')
-		return false;
+		return 0;
 	type = p[1];
 	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-		return false;
+		return 0;
 	name = p + 3;
-	p = strchr(name, '\t');
-	e->k.module = NULL;
-	if (p) {
-		char *mod = p + 1, *end;
+	tab = strchr(name, '\t');
+	if (tab)
+		*tab = '\0';
+	if (!*name)
+		return 0;
+	if (ks->nr == ks->cap) {
+		size_t cap = ks->cap ? ks->cap * 2 : 65536;
+		void *q = realloc(ks->v, cap * sizeof(*ks->v));
 
-		*p = '\0';
-		if (*mod == '[')
-			mod++;
-		end = strchr(mod, ']');
-		if (end)
-			*end = '\0';
-		/* lines of one module come together: share one string */
-		if (*prev_mod && !strcmp(*prev_mod, mod))
-			mod = *prev_mod;
-		*prev_mod = mod;
-		e->k.module = mod;
+		if (!q)
+			return -ENOMEM;
+		ks->v = q;
+		ks->cap = cap;
 	}
-	e->k.addr = addr;
-	e->k.name = name;
-	e->rank = alias_rank(type, name);
-	return *name;
+	off = intern(ks, name, strlen(name));
+	if (off < 0)
+		return off;
+	e = &ks->v[ks->nr++];
+	e->addr = addr;
+	e->name = off;
+	e->order = alias_rank(type, name) << 24 | (line & 0xffffff);
+	if (!strcmp(name, "_etext"))
+		ks->etext = addr;
+	else if (!strcmp(name, "_sinittext"))
+		ks->sinit = addr;
+	else if (!strcmp(name, "_einittext"))
+		ks->einit = addr;
+	if (!tab)
+		return 0;
+	/* a module's lines come together: extend its span, or start one */
+	mod = tab + 1 + (tab[1] == '[');
+	end = strchr(mod, ']');
+	if (end)
+		*end = '\0';
+	m = ks->nmods ? &ks->mods[ks->nmods - 1] : NULL;
+	if (!m || strcmp(ks->names + m->name, mod)) {
+		m = realloc(ks->mods, (ks->nmods + 1) * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		ks->mods = m;
+		m = &ks->mods[ks->nmods++];
+		m->start = m->end = addr;
+		off = intern(ks, mod, strlen(mod));
+		if (off < 0)
+			return off;
+		m->name = off;
+	}
+	if (addr < m->start)
+		m->start = addr;
+	if (addr > m->end)
+		m->end = addr;
+	return 0;
 }
 
-static bool same_module(const char *a, const char *b)
+/* Streamed: the file is read once, in chunks, never held whole. */
+static int load(struct ksyms *ks, const char *path)
 {
-	return a == b || (a && b && !strcmp(a, b));
-}
+	char buf[65536];
+	size_t have = 0;
+	uint32_t line = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	ssize_t n;
 
-static void set_extents(struct ksyms *ks)
-{
-	uint64_t etext = 0, sinit = 0, einit = 0;
-	const struct ksym *k;
-	size_t i, j;
+	if (fd < 0)
+		return -errno;
+	while (!err && (n = read(fd, buf + have, sizeof(buf) - have - 1)) > 0) {
+		char *p = buf, *nl;
 
-	k = ksyms__get(ks, "_etext");
-	etext = k ? k->addr : 0;
-	k = ksyms__get(ks, "_sinittext");
-	sinit = k ? k->addr : 0;
-	k = ksyms__get(ks, "_einittext");
-	einit = k ? k->addr : 0;
-
-	for (i = 0; i < ks->nr; i = j) {
-		struct ksym *s = &ks->syms[i].k;
-		uint64_t end, tail = s->addr + KSYMS_TAIL_MAX;
-		const struct ksym *next;
-
-		for (j = i; j < ks->nr && ks->syms[j].k.addr == s->addr; j++)
-			;
-		next = j < ks->nr ? &ks->syms[j].k : NULL;
-		end = next ? next->addr : UINT64_MAX;
-
-		if (s->module) {
-			if (!next || !same_module(next->module, s->module))
-				end = end < tail ? end : tail;
-		} else if (s->addr == etext || s->addr == einit) {
-			end = s->addr;
-		} else if (s->addr < etext) {
-			end = end < etext ? end : etext;
-		} else if (s->addr >= sinit && s->addr < einit) {
-			end = end < einit ? end : einit;
-		} else {
-			end = end < tail ? end : tail;
+		have += n;
+		buf[have] = '\0';
+		while (!err && (nl = memchr(p, '\n', have - (p - buf)))) {
+			*nl = '\0';
+			err = parse_line(ks, p, line++);
+			p = nl + 1;
 		}
-		/* aliases share the extent */
-		for (size_t a = i; a < j; a++)
-			ks->syms[a].k.end = end;
+		have -= p - buf;
+		memmove(buf, p, have);
 	}
+	if (!err && have) {
+		buf[have] = '\0';
+		err = parse_line(ks, buf, line);
+	}
+	close(fd);
+	return err;
 }
 
 int ksyms__new(struct ksyms **out, const char *path)
 {
 	struct ksyms *ks;
-	size_t len, cap, n = 0;
-	char *pos, *prev_mod = NULL;
 	bool nonzero = false;
 	int err;
 
@@ -208,34 +211,15 @@ int ksyms__new(struct ksyms **out, const char *path)
 	ks = calloc(1, sizeof(*ks));
 	if (!ks)
 		return -ENOMEM;
-	err = slurp(path ? path : "/proc/kallsyms", &ks->arena, &len);
+	err = load(ks, path ? path : "/proc/kallsyms");
 	if (err)
 		goto fail;
-	/* one entry per line at most: count them rather than guess */
-	cap = 1;
-	for (pos = ks->arena; (pos = memchr(pos, '\n', len - (pos - ks->arena)));
-	     pos++)
-		cap++;
-	ks->syms = malloc(cap * sizeof(*ks->syms));
-	err = -ENOMEM;
-	if (!ks->syms)
-		goto fail;
-
-	pos = ks->arena;
-	while (*pos && n < cap) {
-		struct entry *e = &ks->syms[n];
-
-		if (!parse_line(&pos, &prev_mod, e))
-			continue;
-		nonzero |= e->k.addr != 0;
-		e->line = n++;
-	}
+	for (size_t i = 0; i < ks->nr && !nonzero; i++)
+		nonzero = ks->v[i].addr != 0;
 	err = -EPERM;
-	if (n && !nonzero)
+	if (ks->nr && !nonzero)
 		goto fail;
-	ks->nr = n;
-	qsort(ks->syms, n, sizeof(*ks->syms), cmp_entry);
-	set_extents(ks);
+	qsort(ks->v, ks->nr, sizeof(*ks->v), cmp_entry);
 	*out = ks;
 	return 0;
 fail:
@@ -247,47 +231,134 @@ void ksyms__free(struct ksyms *ks)
 {
 	if (!ks)
 		return;
-	free(ks->syms);
-	free(ks->arena);
+	for (size_t i = 0; i < ks->made_cap; i++)
+		free(ks->made[i]);
+	free(ks->made);
+	free(ks->made_idx);
+	free(ks->v);
+	free(ks->mods);
+	free(ks->names);
 	free(ks);
 }
 
-const struct ksym *ksyms__find(const struct ksyms *ks, uint64_t addr)
+static const struct module *module_at(const struct ksyms *ks, uint64_t addr)
 {
-	size_t lo = 0, hi = ks->nr;
+	for (size_t i = 0; i < ks->nmods; i++)
+		if (addr >= ks->mods[i].start && addr <= ks->mods[i].end)
+			return &ks->mods[i];
+	return NULL;
+}
+
+/* Where entry i's symbol ends: see ksyms.h for the bounds. */
+static uint64_t extent(const struct ksyms *ks, size_t i,
+		       const struct module *mod)
+{
+	uint64_t addr = ks->v[i].addr, tail = addr + KSYMS_TAIL_MAX, end;
+	size_t j = i;
+
+	while (j < ks->nr && ks->v[j].addr == addr)
+		j++;
+	end = j < ks->nr ? ks->v[j].addr : UINT64_MAX;
+	if (mod) {
+		if (j == ks->nr || module_at(ks, ks->v[j].addr) != mod)
+			end = end < tail ? end : tail;
+	} else if (addr == ks->etext || addr == ks->einit) {
+		end = addr;
+	} else if (addr < ks->etext) {
+		end = end < ks->etext ? end : ks->etext;
+	} else if (addr >= ks->sinit && addr < ks->einit) {
+		end = end < ks->einit ? end : ks->einit;
+	} else {
+		end = end < tail ? end : tail;
+	}
+	return end;
+}
+
+/* The struct ksym for entry i, made once and kept: pointers stay valid. */
+static const struct ksym *made(struct ksyms *ks, size_t i)
+{
+	const struct module *mod;
+	struct ksym *k;
+	size_t h;
+
+	if ((ks->made_nr + 1) * 2 > ks->made_cap) {
+		size_t cap = ks->made_cap ? ks->made_cap * 2 : 256;
+		struct ksym **m = calloc(cap, sizeof(*m));
+		uint32_t *idx = calloc(cap, sizeof(*idx));
+
+		if (!m || !idx) {
+			free(m);
+			free(idx);
+			return NULL;
+		}
+		for (size_t a = 0; a < ks->made_cap; a++) {
+			if (!ks->made[a])
+				continue;
+			for (h = ks->made_idx[a] * 2654435761u & (cap - 1); m[h];
+			     h = (h + 1) & (cap - 1))
+				;
+			m[h] = ks->made[a];
+			idx[h] = ks->made_idx[a];
+		}
+		free(ks->made);
+		free(ks->made_idx);
+		ks->made = m;
+		ks->made_idx = idx;
+		ks->made_cap = cap;
+	}
+	for (h = i * 2654435761u & (ks->made_cap - 1); ks->made[h];
+	     h = (h + 1) & (ks->made_cap - 1))
+		if (ks->made_idx[h] == i)
+			return ks->made[h];
+	k = malloc(sizeof(*k));
+	if (!k)
+		return NULL;
+	mod = module_at(ks, ks->v[i].addr);
+	k->addr = ks->v[i].addr;
+	k->end = extent(ks, i, mod);
+	k->name = ks->names + ks->v[i].name;
+	k->module = mod ? ks->names + mod->name : NULL;
+	ks->made[h] = k;
+	ks->made_idx[h] = i;
+	ks->made_nr++;
+	return k;
+}
+
+const struct ksym *ksyms__find(struct ksyms *ks, uint64_t addr)
+{
+	size_t lo = 0, hi = ks->nr, i;
 	const struct ksym *k;
 
+	/* the last entry at or below addr; then the first alias there */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ks->syms[mid].k.addr <= addr)
+		if (ks->v[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!hi)
+	if (!lo)
 		return NULL;
-	/* the preferred alias sorts first among equal addresses */
-	k = &ks->syms[hi - 1].k;
-	while (hi > 1 && ks->syms[hi - 2].k.addr == k->addr)
-		k = &ks->syms[--hi - 1].k;
-	return addr < k->end ? k : NULL;
+	i = lo - 1;
+	while (i && ks->v[i - 1].addr == ks->v[i].addr)
+		i--;
+	k = made(ks, i);
+	return k && addr < k->end ? k : NULL;
 }
 
-const struct ksym *ksyms__get(const struct ksyms *ks, const char *name)
+const struct ksym *ksyms__get(struct ksyms *ks, const char *name)
 {
-	const struct ksym *found = NULL;
-	size_t i;
+	size_t found = ks->nr;
 
-	for (i = 0; i < ks->nr; i++) {
-		const struct ksym *k = &ks->syms[i].k;
-
-		if (strcmp(k->name, name))
+	/* core kernel first: modules may reuse a name */
+	for (size_t i = 0; i < ks->nr; i++) {
+		if (strcmp(ks->names + ks->v[i].name, name))
 			continue;
-		if (!k->module)
-			return k;
-		if (!found)
-			found = k;
+		if (!module_at(ks, ks->v[i].addr))
+			return made(ks, i);
+		if (found == ks->nr)
+			found = i;
 	}
-	return found;
+	return found < ks->nr ? made(ks, found) : NULL;
 }

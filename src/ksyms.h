@@ -35,9 +35,9 @@ int ksyms__new(struct ksyms **out, const char *path);
 void ksyms__free(struct ksyms *ks);
 
 /* The symbol whose [addr, end) holds addr, or NULL. */
-const struct ksym *ksyms__find(const struct ksyms *ks, uint64_t addr);
+const struct ksym *ksyms__find(struct ksyms *ks, uint64_t addr);
 
 /* A symbol named exactly name (core kernel first), or NULL. */
-const struct ksym *ksyms__get(const struct ksyms *ks, const char *name);
+const struct ksym *ksyms__get(struct ksyms *ks, const char *name);
 
 #endif /* KSYMS_H */

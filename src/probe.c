@@ -351,10 +351,11 @@ static int resolve_tracepoints(const struct sw_pattern *p,
 		while (evs && (e = readdir(evs))) {
 			struct sw_target *tg;
 
-			snprintf(id, sizeof(id), "%s/%s/id", path, e->d_name);
-			if (e->d_name[0] == '.' || access(id, R_OK) ||
-			    !matches(&p->re, e->d_name))
+			if (e->d_name[0] == '.' || !matches(&p->re, e->d_name))
 				continue;
+			snprintf(id, sizeof(id), "%s/%s/id", path, e->d_name);
+			if (access(id, R_OK))
+				continue;	/* a directory that is no event */
 			snprintf(id, sizeof(id), "%s:%s", c->d_name, e->d_name);
 			tg = add(t, SW_ROLE_TRACEPOINT, id);
 			if (!tg || !(tg->spec.category = strdup(c->d_name)) ||

@@ -422,6 +422,8 @@ int session_start(struct session *s)
 				   s->o.pid, strerror(-e));
 		s->sema_pid = s->o.pid;
 	}
+	if (s->wo.kstack)
+		symbolizer__preload_kernel(s->sym);
 	if (s->o.duration)
 		s->end_at = session_now_ms() + s->o.duration * 1000;
 	return 0;
@@ -573,6 +575,8 @@ int session_stop(struct session *s)
 	int ws;
 
 	report_losses(s);
+	/* the counts are read: let the kernel detach without us waiting */
+	walker__detach_async(s->w);
 	if (s->sema_pid)
 		semaphores(&s->targets, s->sema_pid, -1);
 	if (s->have_cmd) {

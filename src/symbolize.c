@@ -7,6 +7,7 @@
 #include "procs.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,9 @@ struct file_slot {
 
 struct symbolizer {
 	struct procs *procs;
+	/* kallsyms being read meanwhile (symbolizer__preload_kernel) */
+	pthread_t loader;
+	bool loading;
 	struct demangler *dm;		/* NULL: names as mangled */
 	struct perfmaps *jit;
 	struct ksyms *ksyms;
@@ -52,12 +56,40 @@ int symbolizer__new(struct symbolizer **out, struct procs *procs)
 	return 0;
 }
 
+static void *load_ksyms(void *arg)
+{
+	struct symbolizer *s = arg;
+
+	s->ksyms_err = ksyms__new(&s->ksyms, NULL);
+	return NULL;
+}
+
+/*
+ * The kernel takes ~60 ms to print its symbol table: read it while the
+ * tracing runs, not after it.
+ */
+void symbolizer__preload_kernel(struct symbolizer *s)
+{
+	if (!s->ksyms && !s->ksyms_err && !s->loading &&
+	    !pthread_create(&s->loader, NULL, load_ksyms, s))
+		s->loading = true;
+}
+
+static void wait_loader(struct symbolizer *s)
+{
+	if (s->loading) {
+		pthread_join(s->loader, NULL);
+		s->loading = false;
+	}
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
 	size_t i;
 
 	if (!s)
 		return;
+	wait_loader(s);
 	for (i = 0; i < s->files_cap; i++)
 		elf_file__free(s->files[i].ef);
 	free(s->files);
@@ -97,6 +129,7 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return,
 	const struct ksym *k;
 
 	memset(r, 0, sizeof(*r));
+	wait_loader(s);
 	if (!s->ksyms && !s->ksyms_err)
 		s->ksyms_err = ksyms__new(&s->ksyms, NULL);
 	if (s->ksyms_err)

@@ -37,6 +37,8 @@ struct sym_result {
 /* procs is borrowed and must outlive it; NULL for kernel addresses only. */
 int symbolizer__new(struct symbolizer **out, struct procs *procs);
 void symbolizer__free(struct symbolizer *s);
+/* Start reading kallsyms on a thread, to have it when kernel frames come. */
+void symbolizer__preload_kernel(struct symbolizer *s);
 /* Open path now, to name any mapping of its inode (a probe's target). */
 int symbolizer__add_file(struct symbolizer *s, const char *path);
 /* Open now what only tgid can see (another mount namespace). */

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <linux/perf_event.h>
+#include <sys/wait.h>
+#include <sys/ioctl.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +31,10 @@ struct walker {
 	const struct sw_features *f;
 	struct walker_opts o;
 	struct bpf_object *obj;
-	struct bpf_map *counts, *stacks, *config, *lost, *follow, *events;
+	/* getstack keeps counts by stack size (SW_GS_CLASS); the others, one */
+	struct bpf_map *counts[SW_GS_CLASSES];
+	int ncounts;
+	struct bpf_map *stacks, *config, *lost, *follow, *events;
 	struct perf_buffer *pb;
 	struct tracepipe *tp;
 	struct batch batch;
@@ -40,7 +47,6 @@ struct walker {
 	size_t natt, cap;
 	/* newer kernels add the caller at entry uprobes on push/endbr */
 	bool kernel_adds_ucaller;
-	__u32 key_size;
 };
 
 /* Program name suffix of a sink, as in bpf/fp.bpf.c. */
@@ -141,7 +147,16 @@ static int open_object(struct walker *w)
 	w->obj = bpf_object__open_mem(elf, sz, &opts);
 	if (!w->obj)
 		return -errno;
-	w->counts = bpf_object__find_map_by_name(w->obj, "counts");
+	if (w->o.kind == SW_WALKER_GETSTACK) {
+		for (int i = 0; i < SW_GS_CLASSES; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "counts_%d", SW_GS_CLASS(i));
+			w->counts[w->ncounts++] = bpf_object__find_map_by_name(w->obj, name);
+		}
+	} else {
+		w->counts[w->ncounts++] = bpf_object__find_map_by_name(w->obj, "counts");
+	}
 	w->stacks = bpf_object__find_map_by_name(w->obj, "stacks");
 	w->config = bpf_object__find_map_by_name(w->obj, "config");
 	w->lost = bpf_object__find_map_by_name(w->obj, "lost");
@@ -171,6 +186,16 @@ bool walker_can_follow(const struct sw_features *f)
 	return fork_hook_tracepoint(f) || f->kprobes;
 }
 
+static bool needs_calibration(const struct walker *w, const struct sw_targets *t)
+{
+	if (w->o.kind == SW_WALKER_FP || !w->o.ustack)
+		return false;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].role == SW_ROLE_UENTRY && t->v[i].entry_heuristic)
+			return true;
+	return false;
+}
+
 /* Only what this run needs is loaded: an old kernel may refuse the rest. */
 static void choose_programs(struct walker *w, const struct sw_targets *t)
 {
@@ -194,6 +219,9 @@ static void choose_programs(struct walker *w, const struct sw_targets *t)
 	}
 	/* what this run does not use, an old kernel may not even have */
 	bpf_map__set_autocreate(w->events, events);
+	for (int i = 0; i < w->ncounts; i++)
+		bpf_map__set_autocreate(w->counts[i], w->o.sink == SINK_COUNT ||
+					needs_calibration(w, t));
 	if (w->o.kind == SW_WALKER_FP) {
 		bool tails = w->o.ustack && w->f->helper_tail_call &&
 			     w->o.sink != SINK_EXPLAIN;
@@ -357,21 +385,13 @@ static int calibrate(struct walker *w)
 	}
 out:
 	sw_stacks__free(&s);
-	clear_map(w->counts);
+	for (int i = 0; i < w->ncounts; i++)
+		clear_map(w->counts[i]);
 	if (w->stacks)
 		clear_map(w->stacks);	/* its one stack must not take a slot */
 	return err;
 }
 
-static bool needs_calibration(const struct walker *w, const struct sw_targets *t)
-{
-	if (w->o.kind == SW_WALKER_FP || !w->o.ustack)
-		return false;
-	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].role == SW_ROLE_UENTRY && t->v[i].entry_heuristic)
-			return true;
-	return false;
-}
 
 int walker__open(struct walker **out, const struct sw_features *f,
 		 const struct walker_opts *o, const struct sw_targets *t)
@@ -401,14 +421,14 @@ int walker__open(struct walker **out, const struct sw_features *f,
 	if (calib)
 		bpf_program__set_autoload(prog(w, w->o.kind == SW_WALKER_GETSTACK ?
 					       "gs_uprobe" : "sm_uprobe"), true);
-	bpf_map__set_max_entries(w->counts, o->storage);
+	for (int i = 0; i < w->ncounts; i++)
+		bpf_map__set_max_entries(w->counts[i], o->storage);
 	if (w->stacks)
 		bpf_map__set_max_entries(w->stacks, o->storage);
 	bpf_object__set_kversion(w->obj, f->version);
 	err = bpf_object__load(w->obj);
 	if (err)
 		goto fail;
-	w->key_size = bpf_map__key_size(w->counts);
 	if (w->o.kind == SW_WALKER_FP && o->ustack && f->helper_tail_call &&
 	    o->sink != SINK_EXPLAIN) {
 		char name[64];
@@ -657,10 +677,10 @@ static void key_frames(struct walker *w, const void *key, struct key_frames *f)
 		const struct sw_gs_key *k = key;
 
 		f->h = &k->h;
-		f->k = k->kip;
-		f->u = k->uip;
-		f->nk = nframes(k->kip, SW_MAX_FRAMES);
-		f->nu = nframes(k->uip, SW_MAX_FRAMES);
+		f->nk = k->h.nk;
+		f->nu = k->h.nu;
+		f->k = k->ip;
+		f->u = k->ip + f->nk;
 	} else if (w->o.kind == SW_WALKER_STACKMAP) {
 		const struct sw_sm_key *k = key;
 
@@ -682,23 +702,19 @@ static void key_frames(struct walker *w, const void *key, struct key_frames *f)
 	}
 }
 
-int walker__read(struct walker *w, struct sw_stacks *s)
+/* Every stack counted in map m, appended to s. */
+static int read_counts(struct walker *w, struct bpf_map *m, struct sw_stacks *s,
+		       struct key_frames *f, size_t *fused, size_t *fcap)
 {
-	size_t fused = 0, fcap = 0, ks = w->key_size;
-	int fd = bpf_map__fd(w->counts), err = 0;
-	char *key = calloc(2, ks), *next = key + ks;
-	struct key_frames *f = malloc(sizeof(*f));
+	size_t ks = bpf_map__key_size(m);
+	char *key = calloc(2, sizeof(struct sw_gs_key) > ks ? sizeof(struct sw_gs_key) : ks);
+	char *next = key + (sizeof(struct sw_gs_key) > ks ? sizeof(struct sw_gs_key) : ks);
+	int fd = bpf_map__fd(m), err = 0;
 	void *prev = NULL;
 	__u64 count;
 
-	if (!key || !f) {
-		free(key);
-		free(f);
+	if (!key)
 		return -ENOMEM;
-	}
-	free(s->frames);
-	s->frames = NULL;
-	s->n = 0;
 	while (!bpf_map_get_next_key(fd, prev, next)) {
 		memcpy(key, next, ks);
 		prev = key;
@@ -706,11 +722,27 @@ int walker__read(struct walker *w, struct sw_stacks *s)
 			continue;	/* deleted meanwhile */
 		key_frames(w, key, f);
 		err = push_stack(s, f->h, count, f->k, f->nk, f->kcaller, f->u,
-				 f->nu, f->ucaller, &fused, &fcap);
+				 f->nu, f->ucaller, fused, fcap);
 		if (err)
 			break;
 	}
 	free(key);
+	return err;
+}
+
+int walker__read(struct walker *w, struct sw_stacks *s)
+{
+	struct key_frames *f = malloc(sizeof(*f));
+	size_t fused = 0, fcap = 0;
+	int err = 0;
+
+	if (!f)
+		return -ENOMEM;
+	free(s->frames);
+	s->frames = NULL;
+	s->n = 0;
+	for (int i = 0; i < w->ncounts && !err; i++)
+		err = read_counts(w, w->counts[i], s, f, &fused, &fcap);
 	free(f);
 	/* the frame store has stopped moving: offsets become pointers */
 	for (size_t i = 0; i < s->n; i++) {
@@ -922,6 +954,79 @@ int walker__events_poll(struct walker *w)
 const char *walker__source(const struct walker *w)
 {
 	return sw_walker_source(w->o.kind);
+}
+
+/* in the detaching child: nothing open but the perf events and @fd */
+static void keep_only(const struct walker *w, int fd)
+{
+	int max = (int)sysconf(_SC_OPEN_MAX);
+
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (int i = 3; i < max; i++) {
+		bool keep = i == fd;
+
+		for (size_t j = 0; j < w->natt && !keep; j++)
+			keep = w->att[j].perf_fd == i;
+		if (!keep)
+			close(i);
+	}
+}
+
+/*
+ * Detaching a perf event waits out RCU grace periods in the kernel (~60
+ * ms each here), which start-up plus tear-down should not pay.  A child
+ * that outlives us holds the last references and closes them once ours
+ * are closed (whoever closes last waits); we disable the events, so
+ * nothing fires into maps no one reads, and go.  tracefs
+ * probe events (old kernels) are removed here, in order, as before: a run
+ * must not leave one behind for anyone to see.
+ */
+void walker__detach_async(struct walker *w)
+{
+	int go[2], null;
+	char c;
+	pid_t pid;
+
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->natt; i++)
+		if (w->att[i].tracefs_event)
+			return;		/* detached in order by walker__free */
+	for (size_t i = 0; i < w->natt; i++)
+		ioctl(w->att[i].perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (pipe2(go, O_CLOEXEC))
+		return;
+	pid = fork();
+	if (pid < 0) {
+		close(go[0]);
+		close(go[1]);
+		return;
+	}
+	if (!pid) {
+		/* a grandchild, so init reaps it; no terminal, no pipe held */
+		if (fork())
+			_exit(0);
+		null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		keep_only(w, go[0]);
+		/* closing last is what costs: wait until ours are closed */
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
+		for (size_t i = 0; i < w->natt; i++)
+			close(w->att[i].perf_fd);
+		_exit(0);
+	}
+	close(go[0]);
+	waitpid(pid, NULL, 0);
+	/* ours are not the last references now: closing them is cheap */
+	for (size_t i = 0; i < w->natt; i++) {
+		close(w->att[i].perf_fd);
+		w->att[i].perf_fd = -1;
+	}
+	close(go[1]);
 }
 
 void walker__free(struct walker *w)

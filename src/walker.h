@@ -85,6 +85,8 @@ int walker__events_open(struct walker *w, size_t pages, sw_event_fn fn,
 int walker__events_fd(const struct walker *w);
 int walker__events_poll(struct walker *w);
 const char *walker__source(const struct walker *w);
+/* Detach without waiting for the kernel (see walker.c); then free. */
+void walker__detach_async(struct walker *w);
 void walker__free(struct walker *w);
 
 void sw_stacks__clear(struct sw_stacks *s);

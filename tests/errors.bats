@@ -67,5 +67,5 @@ expect_error() {
 
 @test "a walker the kernel cannot run kernel frames with" {
 	grep -q 'ORC' <("$SC" --kernel-features) || skip "this kernel has frame pointers"
-	expect_error 1 "--walker fp cannot walk kernel frames: this kernel has no frame pointers (CONFIG_UNWINDER_ORC=y); use -U for user frames, or another walker" --walker fp t:sched:sched_switch
+	expect_error 1 "the fp walker cannot walk kernel frames: this kernel has no frame pointers (CONFIG_UNWINDER_ORC=y); use -U for user frames, or another walker" --walker fp t:sched:sched_switch
 }

@@ -58,6 +58,19 @@ EOF
 	diff -u <(expected_work) <(echo "$output" | normalize)
 }
 
+# Someone else's system-wide uprobe on work plants its int3 in every
+# mapping of the file that may execute, a reader's included: the bytes we
+# read to decide how the kernel unwinds at work's entry must not be it.
+@test "another tracer's uprobe on the same function changes nothing" {
+	start_sc -U "$W/paths:work"
+	for w in getstack stackmap fp; do
+		run --separate-stderr "$SC" -U --walker $w "$W/paths:work" -- "$W/paths" 2
+		[ "$status" -eq 0 ]
+		diff -u <(expected_work) <(echo "$output" | normalize)
+	done
+	stop_sc
+}
+
 # leaf() does not start with push %rbp: kernels that add the caller for
 # such functions themselves do not here, so each walker must.
 @test "all walkers agree at a function without its own frame" {

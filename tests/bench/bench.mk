@@ -1,4 +1,5 @@
 # Benchmarks: speed and memory, measured, never asserted in a test.
+BENCH_DIR := $(BUILD)/tests/bench
 
 $(BUILD)/tests/bench_symbols: tests/bench/bench_symbols.c $(SYMS_SRCS) $(SYMS_HDRS)
 	@mkdir -p $(@D)
@@ -7,3 +8,36 @@ $(BUILD)/tests/bench_symbols: tests/bench/bench_symbols.c $(SYMS_SRCS) $(SYMS_HD
 .PHONY: bench-symbols
 bench-symbols: $(BUILD)/tests/bench_symbols
 	@$(BUILD)/tests/bench_symbols
+
+$(BENCH_DIR)/spin: tests/bench/spin.c
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -o $@ $<
+
+$(BENCH_DIR)/measure: tests/bench/measure.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+
+$(BENCH_DIR)/floor.bpf.o: tests/bench/floor.bpf.c | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CLANG) $(BPFCFLAGS) -c $< -o $@
+
+$(BENCH_DIR)/floor.skel.h: $(BENCH_DIR)/floor.bpf.o
+	$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(BENCH_DIR)/floor: tests/bench/floor.c $(BENCH_DIR)/floor.skel.h \
+		compat/attach.c compat/tracefs.c compat/kfeatures.c compat/kversion.c \
+		src/elf_file.c src/debuginfo.c
+	$(CC) $(CFLAGS) -I$(BENCH_DIR) -o $@ tests/bench/floor.c compat/attach.c \
+		compat/tracefs.c compat/kfeatures.c compat/kversion.c src/elf_file.c \
+		src/debuginfo.c $(LDFLAGS) $(LDLIBS)
+
+# bpftrace runs beside us when Debian has it
+$(BENCH_DIR)/.bpftrace:
+	@command -v bpftrace > /dev/null || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftrace > /dev/null; }
+	@mkdir -p $(@D) && touch $@
+
+.PHONY: bench
+bench: $(BUILD)/stackcount $(BENCH_DIR)/spin $(BENCH_DIR)/measure $(BENCH_DIR)/floor \
+		$(BENCH_DIR)/.bpftrace bench-symbols
+	@tests/bench/run.sh

@@ -419,7 +419,7 @@ static void test_usdt(const char *path)
 
 /* ---------------------------------------------------------------- ksyms */
 
-static const char *ksym_name(const struct ksyms *ks, uint64_t addr)
+static const char *ksym_name(struct ksyms *ks, uint64_t addr)
 {
 	const struct ksym *k = ksyms__find(ks, addr);
 

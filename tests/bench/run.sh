@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# make bench: what stacks cost per event, at start and in memory, measured
+# side by side in one run against the floor and bpftrace.  Every figure is
+# the median of ROUNDS alternating runs, [min-max] beside it.
+set -u
+cd "$(dirname "$0")/../.."
+B=build
+SC=$B/stackcount
+SPIN=$B/tests/bench/spin
+FLOOR=$B/tests/bench/floor
+MEASURE=$B/tests/bench/measure
+ROUNDS=${ROUNDS:-3}
+N=${N:-200000}
+TP=syscalls:sys_enter_getppid
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+BPFTRACE=$(command -v bpftrace || true)
+
+declare -A runs	# config -> space-separated values
+
+# spin_under KIND CMD...: CMD runs "spin KIND N" (as SPIN_CMD); its ns/call
+spin_under() {
+	local kind=$1
+	shift
+	rm -f "$TMP/ns"
+	SPIN_CMD="$SPIN $kind $N" "$@" > /dev/null 2> "$TMP/err" < /dev/null
+	if [ -s "$TMP/ns" ]; then cat "$TMP/ns"; else echo nan; fi
+}
+
+spin_cmd() {	# the workload, its one line of output kept apart
+	echo "sh -c 'exec \$SPIN_CMD > $TMP/ns'"
+}
+
+per_event() {	# NAME KIND TRACER...
+	local name=$1 kind=$2 v
+	shift 2
+	v=$(spin_under "$kind" sh -c "$* -- $(spin_cmd)")
+	runs[$name]="${runs[$name]:-} $v"
+}
+
+baseline() {	# NAME KIND
+	local v
+	v=$(SPIN_CMD="$SPIN $2 $N" sh -c "exec \$SPIN_CMD" 2>/dev/null)
+	runs[$1]="${runs[$1]:-} $v"
+}
+
+bpftrace_event() {	# NAME KIND PROGRAM
+	local name=$1 kind=$2 prog=$3 v
+	# the workload's line comes first; bpftrace prints its maps at exit
+	v=$("$BPFTRACE" -q -e "$prog" -c "$SPIN $kind $N" 2> /dev/null < /dev/null |
+		grep -m1 -E '^[0-9.]+$')
+	runs[$name]="${runs[$name]:-} ${v:-nan}"
+}
+
+# A light load of getppid calls while start-up is measured, so that
+# stacks are read and named at the end, as in real use.
+start_stop() {	# NAME CMD...: wall minus one second, and peak RSS
+	local name=$1 out
+	shift
+	( for i in $(seq 40); do $SPIN getppid 50 > /dev/null; sleep 0.02; done ) &
+	local load=$!
+	"$MEASURE" "$@" > /dev/null 2> "$TMP/m" < /dev/null
+	wait $load
+	out=$(tail -n1 "$TMP/m")
+	runs[$name.ms]="${runs[$name.ms]:-} $(awk '{ printf "%.1f", $1 - 1000 }' <<< "$out")"
+	runs[$name.rss]="${runs[$name.rss]:-} $(awk '{ print $2 }' <<< "$out")"
+}
+
+stat() {	# CONFIG: "median [min-max]"
+	local v=${runs[$1]:-}
+	[ -n "$v" ] || { echo "-"; return; }
+	tr ' ' '\n' <<< "$v" | grep -v '^$' | sort -g |
+		awk '{ a[NR] = $1 } END {
+			if (a[1] == "nan") { print "failed"; exit }
+			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+			printf "%.0f [%.0f-%.0f]", m, a[1], a[NR] }'
+}
+
+median() {
+	tr ' ' '\n' <<< "${runs[$1]:-}" | grep -v '^$' | sort -g |
+		awk '{ a[NR] = $1 } END { if (!NR) print "nan"; else print NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+added() {	# CONFIG BASE: "median [min-max]" of CONFIG's runs minus BASE's median
+	local base v
+	base=$(median "$2")
+	v=${runs[$1]:-}
+	[ -n "$v" ] || { echo "-"; return; }
+	tr ' ' '\n' <<< "$v" | grep -v '^$' | sort -g |
+		awk -v b="$base" '{ a[NR] = $1 - b } END {
+			if (a[1] != a[1] || NR == 0) { print "failed"; exit }
+			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+			printf "%.0f [%.0f-%.0f]", m, a[1], a[NR] }'
+}
+
+sc_config() {	# tracer arguments of a stackcount configuration
+	case $2 in
+	ku) echo "$SC --walker $1 -f $3" ;;
+	k) echo "$SC --walker $1 -f -K $3" ;;
+	u) echo "$SC --walker $1 -f -U $3" ;;
+	esac
+}
+
+fp_kernel=no
+"$SC" --kernel-features | grep -q '^kernel unwinder *frame pointers' && fp_kernel=yes
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	echo "round $r of $ROUNDS..." >&2
+	baseline tp.base getppid
+	per_event tp.floor.count getppid "$FLOOR count tp $TP"
+	per_event tp.floor.stack getppid "$FLOOR stack tp $TP"
+	for w in getstack stackmap fp; do
+		for s in ku k u; do
+			[ $w = fp ] && [ $s != u ] && [ $fp_kernel = no ] && continue
+			per_event "tp.$w.$s" getppid "$(sc_config $w $s t:$TP)"
+		done
+	done
+	[ -n "$BPFTRACE" ] && bpftrace_event tp.bpftrace.ku getppid \
+		"tracepoint:$TP /pid == cpid/ { @[kstack, ustack] = count(); }"
+	[ -n "$BPFTRACE" ] && bpftrace_event tp.bpftrace.k getppid \
+		"tracepoint:$TP /pid == cpid/ { @[kstack] = count(); }"
+	[ -n "$BPFTRACE" ] && bpftrace_event tp.bpftrace.u getppid \
+		"tracepoint:$TP /pid == cpid/ { @[ustack] = count(); }"
+
+	baseline up.base call
+	per_event up.floor.count call "$FLOOR count up $SPIN:bench_fn"
+	per_event up.floor.stack call "$FLOOR stack up $SPIN:bench_fn"
+	for w in getstack stackmap fp; do
+		per_event "up.$w.u" call "$(sc_config $w u $SPIN:bench_fn)"
+	done
+	[ -n "$BPFTRACE" ] && bpftrace_event up.bpftrace.u call \
+		"uprobe:$SPIN:bench_fn /pid == cpid/ { @[ustack] = count(); }"
+
+	start_stop stackcount "$SC" -D 1 "t:$TP"
+	[ -n "$BPFTRACE" ] && start_stop bpftrace "$BPFTRACE" -q -e \
+		"tracepoint:$TP { @[kstack, ustack] = count(); } interval:s:1 { exit(); }"
+done
+
+row() {	# LABEL K+U K U
+	printf '  %-26s %-22s %-22s %-22s\n' "$@"
+}
+
+echo
+echo "Per event: nanoseconds added to each traced call (median [min-max], $ROUNDS rounds, $N calls)"
+echo "  untraced: getppid() $(stat tp.base) ns, bench_fn() $(stat up.base) ns"
+echo
+echo "tracepoint $TP"
+row "" "kernel+user" "kernel only" "user only"
+row "floor: count only" "$(added tp.floor.count tp.base)" "" ""
+row "floor: stack helpers" "$(added tp.floor.stack tp.base)" "" ""
+for w in getstack stackmap fp; do
+	if [ $w = fp ] && [ $fp_kernel = no ]; then
+		row "stackcount --walker fp" "n/a: no kernel FP" "n/a: no kernel FP" "$(added tp.fp.u tp.base)"
+	else
+		row "stackcount --walker $w" "$(added tp.$w.ku tp.base)" "$(added tp.$w.k tp.base)" "$(added tp.$w.u tp.base)"
+	fi
+done
+if [ -n "$BPFTRACE" ]; then
+	row "bpftrace $($BPFTRACE --version | awk '{ print $2 }')" "$(added tp.bpftrace.ku tp.base)" \
+		"$(added tp.bpftrace.k tp.base)" "$(added tp.bpftrace.u tp.base)"
+fi
+echo
+echo "uprobe on a function's entry (user stacks)"
+row "floor: count only" "" "" "$(added up.floor.count up.base)"
+row "floor: stack helpers" "" "" "$(added up.floor.stack up.base)"
+for w in getstack stackmap fp; do
+	row "stackcount --walker $w" "" "" "$(added up.$w.u up.base)"
+done
+[ -n "$BPFTRACE" ] && row "bpftrace" "" "" "$(added up.bpftrace.u up.base)"
+echo
+echo "Start-up plus tear-down (ms beyond -D 1's second) and peak RSS (KB)"
+printf '  %-26s %-22s %-22s\n' "" "overhead ms" "peak RSS KB"
+printf '  %-26s %-22s %-22s\n' "stackcount -D 1" "$(stat stackcount.ms)" "$(stat stackcount.rss)"
+[ -n "$BPFTRACE" ] && printf '  %-26s %-22s %-22s\n' "bpftrace (interval 1 s)" \
+	"$(stat bpftrace.ms)" "$(stat bpftrace.rss)"
+echo
+gs=$(median tp.getstack.ku) fl=$(median tp.floor.stack) bt=$(median tp.bpftrace.ku) base=$(median tp.base)
+awk -v g="$gs" -v f="$fl" -v t="$bt" -v b="$base" 'BEGIN {
+	printf "getstack kernel+user vs the stack-helper floor: %.2fx", (g - b) / (f - b)
+	if (t == t && t != "nan") printf "; vs bpftrace: %.2fx", (g - b) / (t - b)
+	printf "\n" }'
