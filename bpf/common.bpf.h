@@ -61,8 +61,18 @@ static __always_inline void sw_lost(__u32 why)
 		__sync_fetch_and_add(n, 1);
 }
 
+/*
+ * How a walker's programs may be shaped.  The fp walker stays straight-line
+ * for the 4.x verifiers (see struct sw_config): every check is a mask that
+ * passes or leaves.  The 4.6+ walkers may branch around work an event does
+ * not need, which is cheaper per event.
+ */
+#define SW_LINEAR	1
+#define SW_BRANCHY	0
+
 /* The event's config if it passes -p, -c and the follow filter, else NULL. */
-static __always_inline struct sw_config *sw_filter(const int have_pid)
+static __always_inline struct sw_config *sw_filter(const int have_pid,
+						   const int linear)
 {
 	__u32 zero = 0, tid;
 	struct sw_config *cfg;
@@ -78,6 +88,9 @@ static __always_inline struct sw_config *sw_filter(const int have_pid)
 	id = bpf_get_current_pid_tgid();
 	if (((id >> 32) ^ cfg->tgid) & cfg->tgid_mask)
 		return NULL;
+	/* not following, or the followed command itself: no lookup */
+	if (!linear && (!cfg->follow_mask || (__u32)(id >> 32) == cfg->follow_root))
+		return cfg;
 	tid = (__u32)id & cfg->follow_mask;
 	if (!bpf_map_lookup_elem(&follow, &tid))
 		return NULL;
@@ -86,11 +99,17 @@ static __always_inline struct sw_config *sw_filter(const int have_pid)
 
 /* Process identity of the key: zeroed unless keyed by process. */
 static __always_inline void sw_key_hdr(struct sw_key_hdr *h,
-				       const struct sw_config *cfg)
+				       const struct sw_config *cfg,
+				       const int linear)
 {
 	__u32 *comm = (__u32 *)h->comm;
 	__u32 m = cfg->key_mask;
 
+	if (!linear && !m) {
+		h->tgid = 0;
+		comm[0] = comm[1] = comm[2] = comm[3] = 0;
+		return;
+	}
 	h->tgid = (bpf_get_current_pid_tgid() >> 32) & m;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 	comm[0] &= m;

@@ -135,10 +135,10 @@ int fp_kprobe(struct pt_regs *ctx)
 	struct sw_config *cfg;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(1);
+	cfg = sw_filter(1, SW_LINEAR);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&key.h, cfg);
+	sw_key_hdr(&key.h, cfg, SW_LINEAR);
 	/* even for user frames only: on 4.4 the chain's end is the user %rbp */
 	if (cfg->flags & SW_CFG_KFP)
 		sw_fp_kwalk_entry(&key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
@@ -157,11 +157,11 @@ static __always_inline int fp_kprobe_kernel(struct pt_regs *ctx,
 	struct sw_config *cfg;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(have_pid);
+	cfg = sw_filter(have_pid, SW_LINEAR);
 	if (!cfg)
 		return 0;
 	if (have_pid)
-		sw_key_hdr(&rec.key.h, cfg);
+		sw_key_hdr(&rec.key.h, cfg, SW_LINEAR);
 	sw_fp_kwalk_entry(&rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 			  PT_REGS_FP(ctx), &ubp);
 	fp_done(ctx, &rec, sink);
@@ -184,10 +184,10 @@ static __always_inline int fp_tp_common(void *ctx, const int user,
 	struct sw_config *cfg;
 	__u64 ubp = 0, fp;
 
-	cfg = sw_filter(1);
+	cfg = sw_filter(1, SW_LINEAR);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&rec.key.h, cfg);
+	sw_key_hdr(&rec.key.h, cfg, SW_LINEAR);
 	fp = sw_frame_pointer();
 	if (!user) {
 		sw_fp_kwalk(&rec.key, fp, &ubp);
@@ -261,10 +261,10 @@ static __always_inline int fp_uprobe_common(struct pt_regs *ctx,
 	struct sw_config *cfg;
 	__u64 next = 0;
 
-	cfg = sw_filter(1);
+	cfg = sw_filter(1, SW_LINEAR);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&rec.key.h, cfg);
+	sw_key_hdr(&rec.key.h, cfg, SW_LINEAR);
 	if (entry)
 		sw_fp_uwalk_entry(&rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 				  PT_REGS_FP(ctx), &next);
@@ -292,7 +292,7 @@ static __always_inline int fp_kprobe_k_print(struct pt_regs *ctx,
 	struct sw_config *cfg;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(have_pid);
+	cfg = sw_filter(have_pid, SW_LINEAR);
 	if (!cfg)
 		return 0;
 	fp_fmt(fmt, 'k');
@@ -314,7 +314,7 @@ int fp_kprobe_p(struct pt_regs *ctx)
 	struct sw_config *cfg;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(1);
+	cfg = sw_filter(1, SW_LINEAR);
 	if (!cfg)
 		return 0;
 	fp_fmt(fmt, 'k');
@@ -366,7 +366,7 @@ static __always_inline int fp_uprobe_print(struct pt_regs *ctx, const int entry)
 	struct sw_config *cfg;
 	__u64 next = 0;
 
-	cfg = sw_filter(1);
+	cfg = sw_filter(1, SW_LINEAR);
 	if (!cfg)
 		return 0;
 	fp_fmt(fmt, 'u');
@@ -397,10 +397,10 @@ static __always_inline int fp_explain(void *ctx, __u64 ip, __u64 sp,
 	struct sw_config *cfg;
 	__u64 next = 0;
 
-	cfg = sw_filter(1);
+	cfg = sw_filter(1, SW_LINEAR);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&rec.x.h, cfg);
+	sw_key_hdr(&rec.x.h, cfg, SW_LINEAR);
 	if (user && entry)
 		sw_fp_uwalk_entry_x(&rec.x, ip, sp, bp, &next);
 	else if (user)

@@ -16,6 +16,7 @@ struct {								\
 } counts_##n SEC(".maps")
 
 /* the size classes of SW_GS_CLASS() */
+GS_COUNTS(8);
 GS_COUNTS(16);
 GS_COUNTS(32);
 GS_COUNTS(64);
@@ -63,7 +64,9 @@ static __always_inline __u32 gs_frames(void *ctx, __u64 *buf, __u64 flags,
 
 static __always_inline void gs_count(struct sw_gs_key *key, __u32 n)
 {
-	if (n <= 16)
+	if (n <= 8)
+		sw_count(&counts_8, key);
+	else if (n <= 16)
 		sw_count(&counts_16, key);
 	else if (n <= 32)
 		sw_count(&counts_32, key);
@@ -82,14 +85,14 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 	struct sw_gs_key *key;
 	__u32 zero = 0, nk = 0, nu = 0;
 
-	cfg = sw_filter(1);
+	cfg = sw_filter(1, SW_BRANCHY);
 	if (!cfg)
 		return 0;
 	rec = bpf_map_lookup_elem(&scratch, &zero);
 	if (!rec)
 		return 0;
 	key = &rec->key;
-	sw_key_hdr(&key->h, cfg);
+	sw_key_hdr(&key->h, cfg, SW_BRANCHY);
 	if (cfg->flags & SW_CFG_KSTACK)
 		nk = gs_frames(ctx, key->ip, 0,
 			       kentry && (cfg->flags & SW_CFG_KENTRY), sp);

@@ -35,6 +35,7 @@ struct sw_config {
 	__u32 cpu_mask;		/* ... when ~0 */
 	__u32 key_mask;		/* ~0: key by process (tgid and comm) */
 	__u32 follow_mask;	/* ~0: only threads in the follow map */
+	__u32 follow_root;	/* the followed command: passes without a lookup */
 	/*
 	 * Where the user registers sit below the top of a task's kernel
 	 * stack: THREAD_SIZE and TOP_OF_KERNEL_STACK_PADDING differ between
@@ -94,8 +95,8 @@ struct sw_event_hdr {
  * and its key is only that long.
  */
 #define SW_GS_FRAMES	(2 * SW_MAX_FRAMES + 2)	/* + the entry callers */
-#define SW_GS_CLASSES	4
-#define SW_GS_CLASS(i)	((i) == 0 ? 16 : (i) == 1 ? 32 : (i) == 2 ? 64 : SW_GS_FRAMES)
+#define SW_GS_CLASSES	5
+#define SW_GS_CLASS(i)	((i) < 4 ? 8 << (i) : SW_GS_FRAMES)
 struct sw_gs_key {
 	struct sw_key_hdr h;
 	__u64 ip[SW_GS_FRAMES];

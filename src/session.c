@@ -410,8 +410,9 @@ int session_start(struct session *s)
 	}
 	if (s->o.debug)
 		printf("%s\n", walker__source(s->w));
-	if (s->have_cmd && walker__follow(s->w, s->cmd.pid))
-		return die(s, "cannot follow %s: %s", s->o.command[0], strerror(errno));
+	e = s->have_cmd ? walker__follow(s->w, s->cmd.pid) : 0;
+	if (e)
+		return die(s, "cannot follow %s: %s", s->o.command[0], strerror(-e));
 	e = walker__attach(s->w, &s->targets);
 	if (e)
 		return die(s, "cannot attach to \"%s\": %s", s->o.pattern, strerror(-e));

@@ -556,12 +556,19 @@ int walker__attach(struct walker *w, const struct sw_targets *t)
 	return 0;
 }
 
-int walker__follow(struct walker *w, pid_t tid)
+int walker__follow(struct walker *w, pid_t pid)
 {
-	__u32 k = tid;
+	struct sw_config c;
+	__u32 k = pid, zero = 0;
 	__u8 one = 1;
 
-	return bpf_map_update_elem(bpf_map__fd(w->follow), &k, &one, BPF_ANY) ? -errno : 0;
+	if (bpf_map_update_elem(bpf_map__fd(w->follow), &k, &one, BPF_ANY))
+		return -errno;
+	/* the command is held at its exec: nothing of it fires meanwhile */
+	if (bpf_map_lookup_elem(bpf_map__fd(w->config), &zero, &c))
+		return -errno;
+	c.follow_root = pid;
+	return bpf_map_update_elem(bpf_map__fd(w->config), &zero, &c, BPF_ANY) ? -errno : 0;
 }
 
 __u64 walker__trace_lost(const struct walker *w)

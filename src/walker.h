@@ -69,7 +69,8 @@ int walker__open(struct walker **out, const struct sw_features *f,
 		 const struct walker_opts *o, const struct sw_targets *t);
 /* Attach every target; returns how many attached, or -errno. */
 int walker__attach(struct walker *w, const struct sw_targets *t);
-int walker__follow(struct walker *w, pid_t tid);
+/* Trace the process pid (a -- COMMAND) and what it starts. */
+int walker__follow(struct walker *w, pid_t pid);
 /* All stacks counted so far (cumulative). */
 int walker__read(struct walker *w, struct sw_stacks *out);
 int walker__lost(struct walker *w, __u64 lost[SW_LOST_NR]);

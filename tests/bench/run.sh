@@ -95,9 +95,9 @@ added() {	# CONFIG BASE: "median [min-max]" of CONFIG's runs minus BASE's median
 
 sc_config() {	# tracer arguments of a stackcount configuration
 	case $2 in
-	ku) echo "$SC --walker $1 -f $3" ;;
-	k) echo "$SC --walker $1 -f -K $3" ;;
-	u) echo "$SC --walker $1 -f -U $3" ;;
+	ku) echo "$SC --walker $1 $3" ;;
+	k) echo "$SC --walker $1 -K $3" ;;
+	u) echo "$SC --walker $1 -U $3" ;;
 	esac
 }
 
@@ -137,7 +137,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 
 row() {	# LABEL K+U K U
-	printf '  %-26s %-22s %-22s %-22s\n' "$@"
+	printf '  %-30s %-20s %-20s %-20s\n' "$@"
 }
 
 echo
@@ -169,9 +169,9 @@ done
 [ -n "$BPFTRACE" ] && row "bpftrace" "" "" "$(added up.bpftrace.u up.base)"
 echo
 echo "Start-up plus tear-down (ms beyond -D 1's second) and peak RSS (KB)"
-printf '  %-26s %-22s %-22s\n' "" "overhead ms" "peak RSS KB"
-printf '  %-26s %-22s %-22s\n' "stackcount -D 1" "$(stat stackcount.ms)" "$(stat stackcount.rss)"
-[ -n "$BPFTRACE" ] && printf '  %-26s %-22s %-22s\n' "bpftrace (interval 1 s)" \
+printf '  %-30s %-20s %-20s\n' "" "overhead ms" "peak RSS KB"
+printf '  %-30s %-20s %-20s\n' "stackcount -D 1" "$(stat stackcount.ms)" "$(stat stackcount.rss)"
+[ -n "$BPFTRACE" ] && printf '  %-30s %-20s %-20s\n' "bpftrace (interval 1 s)" \
 	"$(stat bpftrace.ms)" "$(stat bpftrace.rss)"
 echo
 gs=$(median tp.getstack.ku) fl=$(median tp.floor.stack) bt=$(median tp.bpftrace.ku) base=$(median tp.base)
