@@ -9,7 +9,7 @@ SC=$B/stackcount
 SPIN=$B/tests/bench/spin
 FLOOR=$B/tests/bench/floor
 MEASURE=$B/tests/bench/measure
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 N=${N:-200000}
 TP=syscalls:sys_enter_getppid
 TMP=$(mktemp -d)
@@ -174,8 +174,12 @@ printf '  %-30s %-20s %-20s\n' "stackcount -D 1" "$(stat stackcount.ms)" "$(stat
 [ -n "$BPFTRACE" ] && printf '  %-30s %-20s %-20s\n' "bpftrace (interval 1 s)" \
 	"$(stat bpftrace.ms)" "$(stat bpftrace.rss)"
 echo
-gs=$(median tp.getstack.ku) fl=$(median tp.floor.stack) bt=$(median tp.bpftrace.ku) base=$(median tp.base)
-awk -v g="$gs" -v f="$fl" -v t="$bt" -v b="$base" 'BEGIN {
-	printf "getstack kernel+user vs the stack-helper floor: %.2fx", (g - b) / (f - b)
-	if (t == t && t != "nan") printf "; vs bpftrace: %.2fx", (g - b) / (t - b)
-	printf "\n" }'
+ratios() {	# LABEL CONFIG FLOOR BPFTRACE BASE
+	awk -v l="$1" -v g="$(median "$2")" -v f="$(median "$3")" \
+		-v t="$(median "$4")" -v b="$(median "$5")" 'BEGIN {
+		printf "%s: %.2fx the stack-helper floor", l, (g - b) / (f - b)
+		if (t == t && t != "nan") printf ", %.2fx bpftrace", (g - b) / (t - b)
+		printf "\n" }'
+}
+ratios "getstack, tracepoint, kernel+user" tp.getstack.ku tp.floor.stack tp.bpftrace.ku tp.base
+ratios "getstack, uprobe, user" up.getstack.u up.floor.stack up.bpftrace.u up.base
