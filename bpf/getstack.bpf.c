@@ -16,6 +16,7 @@ struct {								\
 } counts_##n SEC(".maps")
 
 /* the size classes of SW_GS_CLASS() */
+GS_COUNTS(4);
 GS_COUNTS(8);
 GS_COUNTS(16);
 GS_COUNTS(32);
@@ -64,7 +65,9 @@ static __always_inline __u32 gs_frames(void *ctx, __u64 *buf, __u64 flags,
 
 static __always_inline void gs_count(struct sw_gs_key *key, __u32 n)
 {
-	if (n <= 8)
+	if (n <= 4)
+		sw_count(&counts_4, key);
+	else if (n <= 8)
 		sw_count(&counts_8, key);
 	else if (n <= 16)
 		sw_count(&counts_16, key);

@@ -95,8 +95,8 @@ struct sw_event_hdr {
  * and its key is only that long.
  */
 #define SW_GS_FRAMES	(2 * SW_MAX_FRAMES + 2)	/* + the entry callers */
-#define SW_GS_CLASSES	5
-#define SW_GS_CLASS(i)	((i) < 4 ? 8 << (i) : SW_GS_FRAMES)
+#define SW_GS_CLASSES	6
+#define SW_GS_CLASS(i)	((i) < 5 ? 4 << (i) : SW_GS_FRAMES)
 struct sw_gs_key {
 	struct sw_key_hdr h;
 	__u64 ip[SW_GS_FRAMES];

@@ -9,14 +9,39 @@ SC=$B/stackcount
 SPIN=$B/tests/bench/spin
 FLOOR=$B/tests/bench/floor
 MEASURE=$B/tests/bench/measure
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-7}
 N=${N:-200000}
 TP=syscalls:sys_enter_getppid
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 BPFTRACE=$(command -v bpftrace || true)
 
 declare -A runs	# config -> space-separated values
+
+# The kernel times every BPF program run while this is on: the programs'
+# own cost per event, apart from the probe's, which all tracers share.
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+trap 'sysctl -qw kernel.bpf_stats_enabled=$STATS_WAS; rm -rf "$TMP"' EXIT
+
+last_prog_id() {
+	bpftool prog show -j | python3 -c 'import json, sys
+print(max([p["id"] for p in json.load(sys.stdin)] or [0]))'
+}
+
+# ns per run of the busiest program loaded after id $1, from progs.json,
+# which the workload wrote while the tracer was still attached
+prog_ns() {
+	python3 - "$1" "$TMP/progs.json" <<'PY'
+import json, sys
+try:
+    progs = [p for p in json.load(open(sys.argv[2])) if p["id"] > int(sys.argv[1])
+             and p.get("run_cnt", 0) > 0]
+    p = max(progs, key=lambda p: p["run_cnt"])
+    print("%.1f" % (p["run_time_ns"] / p["run_cnt"]))
+except (OSError, ValueError, KeyError):
+    print("nan")
+PY
+}
 
 # spin_under KIND CMD...: CMD runs "spin KIND N" (as SPIN_CMD); its ns/call
 spin_under() {
@@ -31,25 +56,33 @@ spin_cmd() {	# the workload, its one line of output kept apart
 	echo "sh -c 'exec \$SPIN_CMD > $TMP/ns'"
 }
 
+export SPIN_AT_END="bpftool prog show -j > $TMP/progs.json"
+
 per_event() {	# NAME KIND TRACER...
-	local name=$1 kind=$2 v
+	local name=$1 kind=$2 v id
 	shift 2
+	id=$(last_prog_id)
+	rm -f "$TMP/progs.json"
 	v=$(spin_under "$kind" sh -c "$* -- $(spin_cmd)")
 	runs[$name]="${runs[$name]:-} $v"
+	runs[$name.prog]="${runs[$name.prog]:-} $(prog_ns "$id")"
 }
 
 baseline() {	# NAME KIND
 	local v
-	v=$(SPIN_CMD="$SPIN $2 $N" sh -c "exec \$SPIN_CMD" 2>/dev/null)
+	v=$(SPIN_AT_END= SPIN_CMD="$SPIN $2 $N" sh -c "exec \$SPIN_CMD" 2>/dev/null)
 	runs[$1]="${runs[$1]:-} $v"
 }
 
 bpftrace_event() {	# NAME KIND PROGRAM
-	local name=$1 kind=$2 prog=$3 v
+	local name=$1 kind=$2 prog=$3 v id
+	id=$(last_prog_id)
+	rm -f "$TMP/progs.json"
 	# the workload's line comes first; bpftrace prints its maps at exit
 	v=$("$BPFTRACE" -q -e "$prog" -c "$SPIN $kind $N" 2> /dev/null < /dev/null |
 		grep -m1 -E '^[0-9.]+$')
 	runs[$name]="${runs[$name]:-} ${v:-nan}"
+	runs[$name.prog]="${runs[$name.prog]:-} $(prog_ns "$id")"
 }
 
 # A light load of getppid calls while start-up is measured, so that
@@ -57,7 +90,7 @@ bpftrace_event() {	# NAME KIND PROGRAM
 start_stop() {	# NAME CMD...: wall minus one second, and peak RSS
 	local name=$1 out
 	shift
-	( for i in $(seq 40); do $SPIN getppid 50 > /dev/null; sleep 0.02; done ) &
+	( for i in $(seq 40); do SPIN_AT_END= $SPIN getppid 50 > /dev/null; sleep 0.02; done ) &
 	local load=$!
 	"$MEASURE" "$@" > /dev/null 2> "$TMP/m" < /dev/null
 	wait $load
@@ -140,33 +173,46 @@ row() {	# LABEL K+U K U
 	printf '  %-30s %-20s %-20s %-20s\n' "$@"
 }
 
+# table CELL: both probes' rows, each cell "CELL CONFIG BASE"
+table() {
+	local cell=$1 w
+	echo "tracepoint $TP"
+	row "" "kernel+user" "kernel only" "user only"
+	row "floor: count only" "$($cell tp.floor.count tp.base)" "" ""
+	row "floor: stack helpers" "$($cell tp.floor.stack tp.base)" "" ""
+	for w in getstack stackmap fp; do
+		if [ $w = fp ] && [ $fp_kernel = no ]; then
+			row "stackcount --walker fp" "n/a: no kernel FP" "n/a: no kernel FP" \
+				"$($cell tp.fp.u tp.base)"
+		else
+			row "stackcount --walker $w" "$($cell tp.$w.ku tp.base)" \
+				"$($cell tp.$w.k tp.base)" "$($cell tp.$w.u tp.base)"
+		fi
+	done
+	[ -n "$BPFTRACE" ] && row "bpftrace $($BPFTRACE --version | awk '{ print $2 }')" \
+		"$($cell tp.bpftrace.ku tp.base)" "$($cell tp.bpftrace.k tp.base)" \
+		"$($cell tp.bpftrace.u tp.base)"
+	echo "uprobe on a function's entry"
+	row "floor: count only" "" "" "$($cell up.floor.count up.base)"
+	row "floor: stack helpers" "" "" "$($cell up.floor.stack up.base)"
+	for w in getstack stackmap fp; do
+		row "stackcount --walker $w" "" "" "$($cell up.$w.u up.base)"
+	done
+	[ -n "$BPFTRACE" ] && row "bpftrace" "" "" "$($cell up.bpftrace.u up.base)"
+	return 0
+}
+
+program() {	# CONFIG BASE: the program's own time per event
+	stat "$1.prog"
+}
+
 echo
-echo "Per event: nanoseconds added to each traced call (median [min-max], $ROUNDS rounds, $N calls)"
-echo "  untraced: getppid() $(stat tp.base) ns, bench_fn() $(stat up.base) ns"
+echo "Per event, ns added to each traced call: median [min-max] of $ROUNDS rounds of $N calls"
+echo "(untraced: getppid() $(stat tp.base) ns, bench_fn() $(stat up.base) ns)"
+table added
 echo
-echo "tracepoint $TP"
-row "" "kernel+user" "kernel only" "user only"
-row "floor: count only" "$(added tp.floor.count tp.base)" "" ""
-row "floor: stack helpers" "$(added tp.floor.stack tp.base)" "" ""
-for w in getstack stackmap fp; do
-	if [ $w = fp ] && [ $fp_kernel = no ]; then
-		row "stackcount --walker fp" "n/a: no kernel FP" "n/a: no kernel FP" "$(added tp.fp.u tp.base)"
-	else
-		row "stackcount --walker $w" "$(added tp.$w.ku tp.base)" "$(added tp.$w.k tp.base)" "$(added tp.$w.u tp.base)"
-	fi
-done
-if [ -n "$BPFTRACE" ]; then
-	row "bpftrace $($BPFTRACE --version | awk '{ print $2 }')" "$(added tp.bpftrace.ku tp.base)" \
-		"$(added tp.bpftrace.k tp.base)" "$(added tp.bpftrace.u tp.base)"
-fi
-echo
-echo "uprobe on a function's entry (user stacks)"
-row "floor: count only" "" "" "$(added up.floor.count up.base)"
-row "floor: stack helpers" "" "" "$(added up.floor.stack up.base)"
-for w in getstack stackmap fp; do
-	row "stackcount --walker $w" "" "" "$(added up.$w.u up.base)"
-done
-[ -n "$BPFTRACE" ] && row "bpftrace" "" "" "$(added up.bpftrace.u up.base)"
+echo "Per event, ns in the BPF program itself (kernel.bpf_stats_enabled), same runs"
+table program
 echo
 echo "Start-up plus tear-down (ms beyond -D 1's second) and peak RSS (KB)"
 printf '  %-30s %-20s %-20s\n' "" "overhead ms" "peak RSS KB"
@@ -175,10 +221,15 @@ printf '  %-30s %-20s %-20s\n' "stackcount -D 1" "$(stat stackcount.ms)" "$(stat
 	"$(stat bpftrace.ms)" "$(stat bpftrace.rss)"
 echo
 ratios() {	# LABEL CONFIG FLOOR BPFTRACE BASE
+	local b
+	b=$(median "$5")
 	awk -v l="$1" -v g="$(median "$2")" -v f="$(median "$3")" \
-		-v t="$(median "$4")" -v b="$(median "$5")" 'BEGIN {
-		printf "%s: %.2fx the stack-helper floor", l, (g - b) / (f - b)
+		-v t="$(median "$4")" -v b="$b" -v gp="$(median "$2.prog")" \
+		-v fp="$(median "$3.prog")" -v tp="$(median "$4.prog")" 'BEGIN {
+		printf "%s: added %.2fx the stack-helper floor", l, (g - b) / (f - b)
 		if (t == t && t != "nan") printf ", %.2fx bpftrace", (g - b) / (t - b)
+		printf "; program %.2fx floor", gp / fp
+		if (tp == tp && tp != "nan") printf ", %.2fx bpftrace", gp / tp
 		printf "\n" }'
 }
 ratios "getstack, tracepoint, kernel+user" tp.getstack.ku tp.floor.stack tp.bpftrace.ku tp.base
