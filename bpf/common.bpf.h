@@ -166,6 +166,21 @@ static __always_inline void sw_emit(void *ctx, void *rec, __u64 size)
 }
 
 /*
+ * v, at most max, in a form every verifier can follow.  Left to itself,
+ * clang may clamp a 32-bit copy and go on with the original register,
+ * whose bounds a 6.1 verifier then no longer knows.  Written with the
+ * v1 instruction set's jumps, as the objects are built for 4.x.
+ */
+static __always_inline __u64 sw_bound(__u64 v, const __u64 max)
+{
+	asm volatile("if %0 > %1 goto +1\n\t"
+		     "goto +1\n\t"
+		     "%0 = %1"
+		     : "+r"(v) : "i"(max));
+	return v;
+}
+
+/*
  * The numeric value of a pointer the verifier tracks (the stack, ctx).
  * Copying the spilled pointer with bpf_probe_read hands back plain bytes;
  * root may do that, and arithmetic on the result (masking a stack address

@@ -86,7 +86,8 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 	struct sw_gs_record *rec;
 	struct sw_config *cfg;
 	struct sw_gs_key *key;
-	__u32 zero = 0, nk = 0, nu = 0;
+	__u32 zero = 0;
+	__u64 nk = 0, nu = 0;
 
 	cfg = sw_filter(1, SW_BRANCHY);
 	if (!cfg)
@@ -100,8 +101,7 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 		nk = gs_frames(ctx, key->ip, 0,
 			       kentry && (cfg->flags & SW_CFG_KENTRY), sp);
 	/* the user frames' start, bounded for the verifier: 127 + a caller */
-	if (nk > SW_MAX_FRAMES + 1)
-		nk = SW_MAX_FRAMES + 1;
+	nk = sw_bound(nk, SW_MAX_FRAMES + 1);
 	if (cfg->flags & SW_CFG_USTACK)
 		nu = gs_frames(ctx, &key->ip[nk], BPF_F_USER_STACK, uentry, sp);
 	else
@@ -111,8 +111,7 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 	if (emit) {
 		sw_event_hdr(&rec->e);
 		/* the frames there are, not the whole key */
-		if (nu > SW_MAX_FRAMES + 1)
-			nu = SW_MAX_FRAMES + 1;
+		nu = sw_bound(nu, SW_MAX_FRAMES + 1);
 		sw_emit(ctx, rec, sizeof(rec->e) + sizeof(key->h) + (nk + nu) * 8);
 	} else {
 		gs_count(key, nk + nu);
