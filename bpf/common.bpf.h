@@ -70,14 +70,18 @@ static __always_inline void sw_lost(__u32 why)
 #define SW_LINEAR	1
 #define SW_BRANCHY	0
 
-/* The event's config if it passes -p, -c and the follow filter, else NULL. */
+/*
+ * The event's config if it passes -p, -c and the follow filter, else NULL;
+ * *idp gets bpf_get_current_pid_tgid(), for the key (0 on 4.1).
+ */
 static __always_inline struct sw_config *sw_filter(const int have_pid,
-						   const int linear)
+						   const int linear, __u64 *idp)
 {
 	__u32 zero = 0, tid;
 	struct sw_config *cfg;
 	__u64 id;
 
+	*idp = 0;
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cfg)
 		return NULL;
@@ -86,6 +90,7 @@ static __always_inline struct sw_config *sw_filter(const int have_pid,
 	if (!have_pid)		/* 4.1: no get_current_pid_tgid */
 		return cfg;
 	id = bpf_get_current_pid_tgid();
+	*idp = id;
 	if (((id >> 32) ^ cfg->tgid) & cfg->tgid_mask)
 		return NULL;
 	/* not following, or the followed command itself: no lookup */
@@ -97,9 +102,10 @@ static __always_inline struct sw_config *sw_filter(const int have_pid,
 	return cfg;
 }
 
-/* Process identity of the key: zeroed unless keyed by process. */
+/* Process identity of the key: zeroed unless keyed by process.  id is
+ * what sw_filter() read. */
 static __always_inline void sw_key_hdr(struct sw_key_hdr *h,
-				       const struct sw_config *cfg,
+				       const struct sw_config *cfg, __u64 id,
 				       const int linear)
 {
 	__u32 *comm = (__u32 *)h->comm;
@@ -110,7 +116,7 @@ static __always_inline void sw_key_hdr(struct sw_key_hdr *h,
 		comm[0] = comm[1] = comm[2] = comm[3] = 0;
 		return;
 	}
-	h->tgid = (bpf_get_current_pid_tgid() >> 32) & m;
+	h->tgid = (id >> 32) & m;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 	comm[0] &= m;
 	comm[1] &= m;

@@ -133,12 +133,13 @@ int fp_kprobe(struct pt_regs *ctx)
 {
 	struct sw_fp_key key = {};
 	struct sw_config *cfg;
+	__u64 id;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(1, SW_LINEAR);
+	cfg = sw_filter(1, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&key.h, cfg, SW_LINEAR);
+	sw_key_hdr(&key.h, cfg, id, SW_LINEAR);
 	/* even for user frames only: on 4.4 the chain's end is the user %rbp */
 	if (cfg->flags & SW_CFG_KFP)
 		sw_fp_kwalk_entry(&key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
@@ -155,13 +156,14 @@ static __always_inline int fp_kprobe_kernel(struct pt_regs *ctx,
 {
 	struct sw_fp_record rec = {};
 	struct sw_config *cfg;
+	__u64 id;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(have_pid, SW_LINEAR);
+	cfg = sw_filter(have_pid, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
 	if (have_pid)
-		sw_key_hdr(&rec.key.h, cfg, SW_LINEAR);
+		sw_key_hdr(&rec.key.h, cfg, id, SW_LINEAR);
 	sw_fp_kwalk_entry(&rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 			  PT_REGS_FP(ctx), &ubp);
 	fp_done(ctx, &rec, sink);
@@ -182,12 +184,13 @@ static __always_inline int fp_tp_common(void *ctx, const int user,
 {
 	struct sw_fp_record rec = {};
 	struct sw_config *cfg;
+	__u64 id;
 	__u64 ubp = 0, fp;
 
-	cfg = sw_filter(1, SW_LINEAR);
+	cfg = sw_filter(1, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&rec.key.h, cfg, SW_LINEAR);
+	sw_key_hdr(&rec.key.h, cfg, id, SW_LINEAR);
 	fp = sw_frame_pointer();
 	if (!user) {
 		sw_fp_kwalk(&rec.key, fp, &ubp);
@@ -259,12 +262,13 @@ static __always_inline int fp_uprobe_common(struct pt_regs *ctx,
 {
 	struct sw_fp_record rec = {};
 	struct sw_config *cfg;
+	__u64 id;
 	__u64 next = 0;
 
-	cfg = sw_filter(1, SW_LINEAR);
+	cfg = sw_filter(1, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&rec.key.h, cfg, SW_LINEAR);
+	sw_key_hdr(&rec.key.h, cfg, id, SW_LINEAR);
 	if (entry)
 		sw_fp_uwalk_entry(&rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 				  PT_REGS_FP(ctx), &next);
@@ -290,9 +294,10 @@ static __always_inline int fp_kprobe_k_print(struct pt_regs *ctx,
 	struct sw_fp_key key = {};
 	volatile __u64 fmt[2];
 	struct sw_config *cfg;
+	__u64 id;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(have_pid, SW_LINEAR);
+	cfg = sw_filter(have_pid, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
 	fp_fmt(fmt, 'k');
@@ -312,9 +317,10 @@ int fp_kprobe_p(struct pt_regs *ctx)
 	struct sw_fp_key key = {};
 	volatile __u64 fmt[2];
 	struct sw_config *cfg;
+	__u64 id;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(1, SW_LINEAR);
+	cfg = sw_filter(1, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
 	fp_fmt(fmt, 'k');
@@ -364,9 +370,10 @@ static __always_inline int fp_uprobe_print(struct pt_regs *ctx, const int entry)
 	struct sw_fp_key key = {};
 	volatile __u64 fmt[2];
 	struct sw_config *cfg;
+	__u64 id;
 	__u64 next = 0;
 
-	cfg = sw_filter(1, SW_LINEAR);
+	cfg = sw_filter(1, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
 	fp_fmt(fmt, 'u');
@@ -395,12 +402,13 @@ static __always_inline int fp_explain(void *ctx, __u64 ip, __u64 sp,
 {
 	struct sw_fp_xrecord rec = {};
 	struct sw_config *cfg;
+	__u64 id;
 	__u64 next = 0;
 
-	cfg = sw_filter(1, SW_LINEAR);
+	cfg = sw_filter(1, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&rec.x.h, cfg, SW_LINEAR);
+	sw_key_hdr(&rec.x.h, cfg, id, SW_LINEAR);
 	if (user && entry)
 		sw_fp_uwalk_entry_x(&rec.x, ip, sp, bp, &next);
 	else if (user)

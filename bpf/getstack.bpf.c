@@ -85,18 +85,19 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 {
 	struct sw_gs_record *rec;
 	struct sw_config *cfg;
+	__u64 id;
 	struct sw_gs_key *key;
 	__u32 zero = 0;
 	__u64 nk = 0, nu = 0;
 
-	cfg = sw_filter(1, SW_BRANCHY);
+	cfg = sw_filter(1, SW_BRANCHY, &id);
 	if (!cfg)
 		return 0;
 	rec = bpf_map_lookup_elem(&scratch, &zero);
 	if (!rec)
 		return 0;
 	key = &rec->key;
-	sw_key_hdr(&key->h, cfg, SW_BRANCHY);
+	sw_key_hdr(&key->h, cfg, id, SW_BRANCHY);
 	if (cfg->flags & SW_CFG_KSTACK)
 		nk = gs_frames(ctx, key->ip, 0,
 			       kentry && (cfg->flags & SW_CFG_KENTRY), sp);

@@ -48,11 +48,12 @@ static __always_inline int sm_event(void *ctx, __u64 sp, const int kentry,
 	struct sw_sm_record rec = {};
 	struct sw_sm_key *k = &rec.key;
 	struct sw_config *cfg;
+	__u64 id;
 
-	cfg = sw_filter(1, SW_BRANCHY);
+	cfg = sw_filter(1, SW_BRANCHY, &id);
 	if (!cfg)
 		return 0;
-	sw_key_hdr(&k->h, cfg, SW_BRANCHY);
+	sw_key_hdr(&k->h, cfg, id, SW_BRANCHY);
 	k->kid = -SW_EFAULT;
 	k->uid = -SW_EFAULT;
 	if (cfg->flags & SW_CFG_KSTACK) {

@@ -202,7 +202,6 @@ static void print_event(const struct sw_event *ev, void *ctx)
 static int run(struct tool *t)
 {
 	struct session *s = &t->s;
-	enum session_wake wake;
 	int e, fd;
 
 	e = session_start(s);
@@ -226,7 +225,7 @@ static int run(struct tool *t)
 	e = session_go(s);
 	if (e)
 		return e;
-	while ((wake = session_wait(s, -1, fd)) == WAKE_FD)
+	while (session_wait(s, -1, fd) == WAKE_FD)
 		walker__events_poll(s->w);
 	/* what is still in the buffers happened before the end */
 	session_sync(s);
