@@ -9,7 +9,7 @@ SYMS_HDRS := $(SYMS_SRCS:.c=.h)
 SYMS_LIBS ?= -static -lelf -llzma -lz -liberty
 # the fixture is an ordinary dynamic program: it must map libraries
 SYMS_FX_FLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -rdynamic
-SYMS_SDT_H := $(firstword $(wildcard /usr/include/sys/sdt.h \
+SYMS_SDT_H = $(firstword $(wildcard /usr/include/sys/sdt.h \
 		/usr/include/*/sys/sdt.h))
 
 build/tests/test_syms: tests/unit/test_syms.c $(SYMS_SRCS) $(SYMS_HDRS) \
