@@ -72,9 +72,12 @@ static __always_inline void sw_lost(__u32 why)
 
 /*
  * The event's config if it passes -p, -c and the follow filter, else NULL;
- * *idp gets bpf_get_current_pid_tgid(), for the key (0 on 4.1).
+ * *idp gets bpf_get_current_pid_tgid(), for the key (0 on 4.1).  have_42:
+ * the helpers 4.2 gave kprobe programs (pid, comm, CPU id); 4.1 refuses a
+ * program that so much as names one, so the frontend refuses -p, -c, -P
+ * and -- COMMAND there.
  */
-static __always_inline struct sw_config *sw_filter(const int have_pid,
+static __always_inline struct sw_config *sw_filter(const int have_42,
 						   const int linear, __u64 *idp)
 {
 	__u32 zero = 0, tid;
@@ -85,10 +88,10 @@ static __always_inline struct sw_config *sw_filter(const int have_pid,
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cfg)
 		return NULL;
+	if (!have_42)
+		return cfg;
 	if ((bpf_get_smp_processor_id() ^ cfg->cpu) & cfg->cpu_mask)
 		return NULL;
-	if (!have_pid)		/* 4.1: no get_current_pid_tgid */
-		return cfg;
 	id = bpf_get_current_pid_tgid();
 	*idp = id;
 	if (((id >> 32) ^ cfg->tgid) & cfg->tgid_mask)

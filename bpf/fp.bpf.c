@@ -151,7 +151,7 @@ int fp_kprobe(struct pt_regs *ctx)
 
 /* kprobe, kernel frames only (-K); 4.1 without the pid helpers */
 static __always_inline int fp_kprobe_kernel(struct pt_regs *ctx,
-					    const int have_pid,
+					    const int have_42,
 					    const enum sink sink)
 {
 	struct sw_fp_record rec = {};
@@ -159,10 +159,10 @@ static __always_inline int fp_kprobe_kernel(struct pt_regs *ctx,
 	__u64 id;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(have_pid, SW_LINEAR, &id);
+	cfg = sw_filter(have_42, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
-	if (have_pid)
+	if (have_42)
 		sw_key_hdr(&rec.key.h, cfg, id, SW_LINEAR);
 	sw_fp_kwalk_entry(&rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 			  PT_REGS_FP(ctx), &ubp);
@@ -287,9 +287,9 @@ SEC("kprobe") int fp_uprobe_e(struct pt_regs *ctx) { return fp_uprobe_common(ctx
 
 /* ---- 4.1-4.3: trace_printk, a line per frame as the walk reads it ---- */
 
-/* kprobe, kernel frames only; have_pid 0 for 4.1 */
+/* kprobe, kernel frames only; have_42 0 for 4.1 */
 static __always_inline int fp_kprobe_k_print(struct pt_regs *ctx,
-					     const int have_pid)
+					     const int have_42)
 {
 	struct sw_fp_key key = {};
 	volatile __u64 fmt[2];
@@ -297,7 +297,7 @@ static __always_inline int fp_kprobe_k_print(struct pt_regs *ctx,
 	__u64 id;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(have_pid, SW_LINEAR, &id);
+	cfg = sw_filter(have_42, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
 	fp_fmt(fmt, 'k');

@@ -102,8 +102,12 @@ static void read_config(struct sw_features *f)
 	}
 }
 
-/* Without a config, ORC's lookup code in kallsyms gives ORC away. */
-static void scan_kallsyms(struct sw_features *f)
+/*
+ * What kallsyms gives away: the syscall fast path's entry code (4.14.5:
+ * entry_SYSCALL_64_fastpath; 4.1: system_call_fastpath), and, without a
+ * config, ORC's lookup code.
+ */
+static void scan_kallsyms(struct sw_features *f, bool orc_unknown)
 {
 	char line[512];
 	FILE *k = fopen("/proc/kallsyms", "r");
@@ -113,13 +117,19 @@ static void scan_kallsyms(struct sw_features *f)
 	while (fgets(line, sizeof(line), k)) {
 		const char *name = strrchr(line, ' ');
 
-		if (name && (!strncmp(name + 1, "orc_find", 8) ||
-			     !strncmp(name + 1, "__orc_find", 10))) {
+		if (!name)
+			continue;
+		name++;
+		if (!strcmp(name, "entry_SYSCALL_64_fastpath\n") ||
+		    !strcmp(name, "system_call_fastpath\n"))
+			f->syscall_fastpath = true;
+		if (orc_unknown && (!strncmp(name, "orc_find", 8) ||
+				    !strncmp(name, "__orc_find", 10))) {
 			f->unwinder = SW_UNWINDER_ORC;
 			snprintf(f->unwinder_why, sizeof(f->unwinder_why),
 				 "ORC lookup code (%.*s) in kallsyms",
-				 (int)strcspn(name + 1, "\n"), name + 1);
-			break;
+				 (int)strcspn(name, "\n"), name);
+			orc_unknown = false;
 		}
 	}
 	fclose(k);
@@ -133,8 +143,8 @@ static void scan_kallsyms(struct sw_features *f)
 static void mask_to(struct sw_features *f, __u32 v)
 {
 	if (v < SW_KVERSION(4, 2, 0))
-		f->helper_pid = f->helper_comm = f->helper_tail_call =
-			f->map_prog_array = false;
+		f->helper_pid = f->helper_comm = f->helper_cpu =
+			f->helper_tail_call = f->map_prog_array = false;
 	if (v < SW_KVERSION(4, 3, 0))
 		f->uprobes = f->map_perf_array = false;
 	if (v < SW_KVERSION(4, 4, 0))
@@ -143,6 +153,8 @@ static void mask_to(struct sw_features *f, __u32 v)
 		f->map_stack_trace = f->helper_stackid = f->map_percpu = false;
 	if (v < SW_KVERSION(4, 7, 0))
 		f->prog_tracepoint = false;
+	if (v < SW_KVERSION(4, 14, 0))
+		f->prog_syscall_tp = false;
 	if (v < SW_KVERSION(4, 17, 0))
 		f->pmu_kprobe = f->pmu_uprobe = false;
 	if (v < SW_KVERSION(4, 18, 0))
@@ -172,6 +184,7 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 	if (f->prog_kprobe) {
 		f->helper_pid = probe_helper(BPF_FUNC_get_current_pid_tgid);
 		f->helper_comm = probe_helper(BPF_FUNC_get_current_comm);
+		f->helper_cpu = probe_helper(BPF_FUNC_get_smp_processor_id);
 		f->helper_tail_call = probe_helper(BPF_FUNC_tail_call);
 		f->helper_output = probe_helper(BPF_FUNC_perf_event_output);
 		f->helper_stackid = probe_helper(BPF_FUNC_get_stackid);
@@ -200,12 +213,22 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 	}
 	f->kprobes |= f->pmu_kprobe;
 	f->uprobes |= f->pmu_uprobe;
+	/*
+	 * Before 4.3, PERF_EVENT_IOC_SET_BPF refuses uprobe events, and
+	 * before 4.14 syscalls:* events (only 4.14 made them BPF-capable):
+	 * neither can be probed without attaching, so the release decides.
+	 */
+	if (f->version < SW_KVERSION(4, 3, 0))
+		f->uprobes = false;
+	f->prog_syscall_tp = f->prog_tracepoint &&
+			     f->version >= SW_KVERSION(4, 14, 0);
 
 	f->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	f->jit = !read_int("/proc/sys/net/core/bpf_jit_enable", &v) && v > 0;
 	read_config(f);
-	if (f->unwinder == SW_UNWINDER_UNKNOWN)
-		scan_kallsyms(f);
+	/* a long read: only where the answer can matter */
+	if (f->version < SW_KVERSION(4, 16, 0) || f->unwinder == SW_UNWINDER_UNKNOWN)
+		scan_kallsyms(f, f->unwinder == SW_UNWINDER_UNKNOWN);
 	if (legacy)
 		mask_to(f, legacy);
 	return 0;
@@ -293,19 +316,22 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 			(f->legacy >> 8) & 0xff);
 	fprintf(out, "%-34s %s\n", "BPF programs on kprobes/uprobes", yes(f->prog_kprobe));
 	fprintf(out, "%-34s %s\n", "BPF programs on tracepoints (4.7)", yes(f->prog_tracepoint));
+	fprintf(out, "%-34s %s\n", "syscalls:* tracepoints (4.14)", yes(f->prog_syscall_tp));
 	fprintf(out, "%-34s %s\n", "get_current_pid_tgid/comm (4.2)", yes(f->helper_pid && f->helper_comm));
+	fprintf(out, "%-34s %s\n", "get_smp_processor_id (4.2)", yes(f->helper_cpu));
 	fprintf(out, "%-34s %s\n", "tail calls (4.2)", yes(f->helper_tail_call && f->map_prog_array));
 	fprintf(out, "%-34s %s\n", "perf_event_output (4.4)", yes(f->helper_output && f->map_perf_array));
 	fprintf(out, "%-34s %s\n", "STACK_TRACE map, get_stackid (4.6)", yes(f->helper_stackid && f->map_stack_trace));
 	fprintf(out, "%-34s %s\n", "per-CPU maps (4.6)", yes(f->map_percpu));
 	fprintf(out, "%-34s %s\n", "get_stack (4.18)", yes(f->helper_get_stack));
 	fprintf(out, "%-34s %s\n", "kprobes", yes(f->kprobes));
-	fprintf(out, "%-34s %s\n", "uprobes (4.3)", yes(f->uprobes));
+	fprintf(out, "%-34s %s\n", "BPF on uprobes (4.3)", yes(f->uprobes));
 	fprintf(out, "%-34s %s\n", "kprobe PMU (4.17)", yes(f->pmu_kprobe));
 	fprintf(out, "%-34s %s\n", "uprobe PMU (4.17)", yes(f->pmu_uprobe));
 	fprintf(out, "%-34s %s\n", "USDT semaphores by kernel (4.20)", yes(f->uprobe_ref_ctr));
 	fprintf(out, "%-34s %s\n", "tracefs", f->tracefs[0] ? f->tracefs : "not found");
 	fprintf(out, "%-34s %s (%s)\n", "kernel unwinder", unw[f->unwinder], f->unwinder_why);
+	fprintf(out, "%-34s %s\n", "syscall fast path, stale %rbp", yes(f->syscall_fastpath));
 	fprintf(out, "%-34s %s\n", "BTF", yes(f->btf));
 	fprintf(out, "%-34s %s\n", "BPF JIT", yes(f->jit));
 	fprintf(out, "%-34s %s\n", "RLIMIT_MEMLOCK raised or unneeded", yes(f->memlock_ok));

@@ -35,11 +35,17 @@ struct sw_features {
 
 	bool bpf;		/* bpf() works at all */
 	bool prog_kprobe, prog_tracepoint;
-	bool helper_pid, helper_comm, helper_tail_call, helper_output;
+	bool helper_pid, helper_comm, helper_cpu, helper_tail_call, helper_output;
 	bool helper_stackid, helper_get_stack;
 	bool map_stack_trace, map_percpu, map_perf_array, map_prog_array;
 
-	bool kprobes, uprobes;	/* the kernel has these probe kinds */
+	bool kprobes, uprobes;	/* BPF can run on these probe kinds */
+	bool prog_syscall_tp;	/* BPF on syscalls:* tracepoints (4.14) */
+	/*
+	 * The syscall fast path (gone in 4.16, and from later 4.9 and 4.14
+	 * stable releases) leaves %rbp stale in the saved user registers.
+	 */
+	bool syscall_fastpath;
 	bool pmu_kprobe, pmu_uprobe; /* attachable without tracefs (4.17) */
 	bool uprobe_ref_ctr;	/* the kernel bumps USDT semaphores (4.20) */
 	int kprobe_pmu_type, uprobe_pmu_type;

@@ -276,11 +276,6 @@ static int resolve_kprobes(const struct sw_pattern *p,
 	char **ok;
 	int e = 0;
 
-	if (!f->kprobes)
-		return fail(err, errlen, -EOPNOTSUPP, "this kernel has no "
-			    "kprobes (CONFIG_KPROBES is not set), so kernel "
-			    "functions cannot be traced; trace a tracepoint "
-			    "instead, e.g. t:syscalls:sys_enter_*");
 	ok = traceable(f->tracefs, &nok);
 	ks = kernel_functions(ok, nok, &nks);
 	if (!nks)
@@ -315,6 +310,11 @@ static int resolve_kprobes(const struct sw_pattern *p,
 	if (e)
 		return e;
 	t->matched = t->n;
+	if (!t->n && !strncmp(p->name, "sys_", 4) &&
+	    f->version >= SW_KVERSION(4, 17, 0))
+		return fail(err, errlen, -ENOENT, "no kernel function matches "
+			    "\"%s\": since 4.17 the syscall functions are "
+			    "named __x64_sys_*; try __x64_%s", p->name, p->name);
 	if (!t->n)
 		return fail(err, errlen, -ENOENT, "no kernel function matches "
 			    "\"%s\"; they are listed in %s/available_filter_functions",
@@ -332,11 +332,6 @@ static int resolve_tracepoints(const struct sw_pattern *p,
 	struct dirent *c, *e;
 	DIR *cats, *evs;
 
-	if (!f->prog_tracepoint)
-		return fail(err, errlen, -EOPNOTSUPP, "this kernel cannot run "
-			    "BPF on tracepoints (4.7+%s); trace a kernel "
-			    "function instead", f->legacy ? ", and forced "
-			    "legacy mode emulates an older one" : "");
 	snprintf(path, sizeof(path), "%s/events", f->tracefs);
 	cats = f->tracefs[0] ? opendir(path) : NULL;
 	if (!cats)
@@ -345,6 +340,9 @@ static int resolve_tracepoints(const struct sw_pattern *p,
 			    "/sys/kernel/tracing");
 	while ((c = readdir(cats))) {
 		if (c->d_name[0] == '.' || !matches(&p->cat_re, c->d_name))
+			continue;
+		/* a wildcard leaves out what this kernel cannot attach to */
+		if (!f->prog_syscall_tp && !strcmp(c->d_name, "syscalls"))
 			continue;
 		snprintf(path, sizeof(path), "%s/events/%s", f->tracefs, c->d_name);
 		evs = opendir(path);
@@ -446,18 +444,13 @@ static int open_lib(const struct sw_pattern *p, pid_t pid,
 	return 0;
 }
 
-static int resolve_uprobes(const struct sw_pattern *p,
-			   const struct sw_features *f, pid_t pid,
+static int resolve_uprobes(const struct sw_pattern *p, pid_t pid,
 			   struct sw_targets *t, char *err, size_t errlen)
 {
 	struct sym_match m = { .p = p, .t = t };
 	struct elf_file *ef;
 	int e;
 
-	if (!f->uprobes)
-		return fail(err, errlen, -EOPNOTSUPP, "this kernel has no "
-			    "uprobes (4.3+, CONFIG_UPROBE_EVENTS), so user "
-			    "functions cannot be traced");
 	e = open_lib(p, pid, &ef, err, errlen);
 	if (e)
 		return e;
@@ -485,9 +478,6 @@ static int resolve_usdt(const struct sw_pattern *p,
 	size_t n = 0;
 	int e;
 
-	if (!f->uprobes)
-		return fail(err, errlen, -EOPNOTSUPP, "this kernel has no "
-			    "uprobes (4.3+), so USDT probes cannot be traced");
 	e = open_lib(p, pid, &ef, err, errlen);
 	if (e)
 		return e;
@@ -524,6 +514,43 @@ static int resolve_usdt(const struct sw_pattern *p,
 	return 0;
 }
 
+int sw_pattern_check(const struct sw_pattern *p, const struct sw_features *f,
+		     char *err, size_t errlen)
+{
+	const char *legacy = f->legacy ? ", and forced legacy mode emulates "
+					 "an older one" : "";
+
+	switch (p->type) {
+	case SW_PAT_KPROBE:
+		if (!f->kprobes)
+			return fail(err, errlen, -EOPNOTSUPP, "this kernel has "
+				    "no kprobes (CONFIG_KPROBES is not set), so "
+				    "kernel functions cannot be traced; trace a "
+				    "tracepoint instead, e.g. t:syscalls:sys_enter_*");
+		return 0;
+	case SW_PAT_TRACEPOINT:
+		if (!f->prog_tracepoint)
+			return fail(err, errlen, -EOPNOTSUPP, "this kernel cannot "
+				    "run BPF on tracepoints (4.7+%s); trace a "
+				    "kernel function instead, e.g. sys_getppid",
+				    legacy);
+		if (!f->prog_syscall_tp && !strcmp(p->category, "syscalls"))
+			return fail(err, errlen, -EOPNOTSUPP, "this kernel cannot "
+				    "run BPF on syscalls:* tracepoints (4.14+); "
+				    "trace t:raw_syscalls:sys_enter, or the "
+				    "kernel function sys_NAME, instead");
+		return 0;
+	default:
+		if (!f->uprobes)
+			return fail(err, errlen, -EOPNOTSUPP, "this kernel cannot "
+				    "run BPF on uprobes (4.3+, CONFIG_UPROBE_EVENTS%s), "
+				    "so %s cannot be traced", legacy,
+				    p->type == SW_PAT_USDT ? "USDT probes" :
+				    "user functions");
+		return 0;
+	}
+}
+
 int sw_targets_resolve(const struct sw_pattern *p,
 		       const struct sw_features *f, pid_t pid,
 		       struct sw_targets *out, char *err, size_t errlen)
@@ -531,6 +558,9 @@ int sw_targets_resolve(const struct sw_pattern *p,
 	int e;
 
 	memset(out, 0, sizeof(*out));
+	e = sw_pattern_check(p, f, err, errlen);
+	if (e)
+		return e;
 	switch (p->type) {
 	case SW_PAT_KPROBE:
 		e = resolve_kprobes(p, f, out, err, errlen);
@@ -539,7 +569,7 @@ int sw_targets_resolve(const struct sw_pattern *p,
 		e = resolve_tracepoints(p, f, out, err, errlen);
 		break;
 	case SW_PAT_UPROBE:
-		e = resolve_uprobes(p, f, pid, out, err, errlen);
+		e = resolve_uprobes(p, pid, out, err, errlen);
 		break;
 	default:
 		e = resolve_usdt(p, f, pid, out, err, errlen);

@@ -67,6 +67,9 @@ struct sw_targets {
 /* On error, err holds one line naming the problem and what to do. */
 int sw_pattern_parse(const char *s, bool regex, struct sw_pattern *p,
 		     char *err, size_t errlen);
+/* Whether this kernel can run BPF on the pattern's kind of probe. */
+int sw_pattern_check(const struct sw_pattern *p, const struct sw_features *f,
+		     char *err, size_t errlen);
 int sw_targets_resolve(const struct sw_pattern *p,
 		       const struct sw_features *f, pid_t pid,
 		       struct sw_targets *out, char *err, size_t errlen);

@@ -215,7 +215,11 @@ static int plan(struct session *s)
 	bool kprobe = is_kernel_probe(&s->pat);
 	enum sw_walker kind = o->walker;
 	const char *no;
+	char err[512];
 
+	/* what the kernel cannot probe at all is the first thing to say */
+	if (sw_pattern_check(&s->pat, f, err, sizeof(err)))
+		return die(s, "%s", err);
 	s->why = "chosen with --walker";
 	if (o->sink == SINK_EXPLAIN) {
 		if (kind != SW_WALKER_AUTO && kind != SW_WALKER_FP)
@@ -234,16 +238,32 @@ static int plan(struct session *s)
 		return die(s, "--walker %s: %s; use --walker auto",
 			   sw_walker_name(kind), no);
 	memset(wo, 0, sizeof(*wo));
-	wo->kind = kind;
 	wo->sink = o->sink;
+	wo->kstack = !o->user_only && (kprobe || !o->own_side);
+	wo->ustack = !o->kernel_only && (!kprobe || !o->own_side || o->user_only);
+	/*
+	 * The kernel's user unwinder starts from the saved user %rbp, which
+	 * the syscall fast path leaves stale; the fp walker takes the user's
+	 * %rbp from the end of the kernel's frame chain instead.
+	 */
+	if (kprobe && wo->ustack && f->syscall_fastpath && kind != SW_WALKER_FP) {
+		if (o->walker != SW_WALKER_AUTO)
+			return die(s, "--walker %s: this kernel's syscall fast path "
+				   "leaves a stale %%rbp in the saved user "
+				   "registers, so its unwinder gets user frames of "
+				   "kernel events wrong; use --walker fp, or -K",
+				   sw_walker_name(kind));
+		kind = SW_WALKER_FP;
+		s->why = "the syscall fast path leaves the saved user %rbp stale: "
+			 "walk frame pointers from the kernel chain into user space";
+	}
+	wo->kind = kind;
 	if (wo->sink == SINK_EMIT && (!f->helper_output || !f->map_perf_array))
 		wo->sink = SINK_PRINTK;	/* 4.1-4.3: trace_printk */
 	wo->pid = o->pid;
 	wo->cpu = o->cpu;
 	wo->follow = o->command != NULL;
 	wo->storage = o->storage;
-	wo->kstack = !o->user_only && (kprobe || !o->own_side);
-	wo->ustack = !o->kernel_only && (!kprobe || !o->own_side || o->user_only);
 	if (o->sink == SINK_EXPLAIN) {
 		/* one walk: where the event fired */
 		wo->kstack = kprobe;
@@ -253,11 +273,14 @@ static int plan(struct session *s)
 		/* 4.1: no way to tell processes apart in the kernel */
 		if (o->pid || o->perpid || o->command || o->user_only)
 			return die(s, "%s needs bpf_get_current_pid_tgid, which "
-				   "this kernel lacks (4.2+); count without it",
-				   o->pid ? "-p" : o->perpid ? "-P" :
+				   "this kernel lacks (4.2+); trace system-wide, "
+				   "without it", o->pid ? "-p" : o->perpid ? "-P" :
 				   o->command ? "-- COMMAND" : "-U");
 		wo->ustack = false;
 	}
+	if (o->cpu >= 0 && !f->helper_cpu)
+		return die(s, "-c needs bpf_get_smp_processor_id, which this "
+			   "kernel lacks (4.2+); trace every CPU, without -c");
 	if (kind == SW_WALKER_FP && kprobe && wo->kstack &&
 	    f->unwinder != SW_UNWINDER_FP)
 		return die(s, "the fp walker cannot walk kernel frames: this "
