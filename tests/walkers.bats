@@ -58,6 +58,55 @@ EOF
 	diff -u <(expected_work) <(echo "$output" | normalize)
 }
 
+expected_guarded() {
+	cat <<EOF
+Tracing 1 functions for "$W/paths:guarded"... Hit Ctrl-C to end.
+
+  guarded
+  via_c
+  main
+  [unknown]
+    paths [PID]
+    2
+
+  guarded
+  via_d
+  main
+  [unknown]
+    paths [PID]
+    4
+
+Detaching...
+EOF
+}
+
+# guarded() starts with endbr64, as all CET-built code (Debian's libstdc++,
+# say): a kernel adds the caller there only when built with IBT, whatever
+# it does at push %rbp, so each shape is calibrated on its own.
+@test "a function that starts with endbr64: exact stacks, caller kept, every walker" {
+	for w in getstack stackmap fp; do
+		run --separate-stderr "$SC" -U --walker $w "$W/paths:guarded" -- "$W/paths" 2
+		[ "$status" -eq 0 ]
+		diff -u <(expected_guarded) <(echo "$output" | normalize)
+	done
+}
+
+# work starts with push %rbp, guarded with endbr64: in one run, each target
+# gets the program its own shape's calibration calls for.
+@test "push %rbp and endbr64 targets in one run: each keeps its caller, every walker" {
+	for w in getstack stackmap fp; do
+		run --separate-stderr "$SC" -f -r -U --walker $w "$W/paths:^(work|guarded)\$" -- "$W/paths" 2
+		[ "$status" -eq 0 ]
+		diff -u - <(echo "$output" | LC_ALL=C sort) <<'EOF2'
+paths;[unknown];main;deep2;deep3;via_a;work 6
+paths;[unknown];main;via_a;work 2
+paths;[unknown];main;via_b;work 4
+paths;[unknown];main;via_c;guarded 2
+paths;[unknown];main;via_d;guarded 4
+EOF2
+	done
+}
+
 # Someone else's system-wide uprobe on work plants its int3 in every
 # mapping of the file that may execute, a reader's included: the bytes we
 # read to decide how the kernel unwinds at work's entry must not be it.
