@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A probe on ourselves: fire a uprobe at a function that starts with
- * push %rbp and report where it was and what its caller's return address
- * was, so the caller can see whether the kernel's user unwinder put the
- * caller in the stack it returned.
+ * A probe on ourselves: fire a uprobe at a function whose first
+ * instruction has a given shape (push %rbp, endbr64) and report where it
+ * was and what its caller's return address was, so the caller can see
+ * whether the kernel's user unwinder put the caller in the stack it
+ * returned at a function of that shape.
  */
 #ifndef SW_CALIB_H
 #define SW_CALIB_H
 
 #include <linux/types.h>
 #include "../compat/attach.h"
+#include "probe.h"
 
 struct sw_calib {
 	__u64 target;	/* the probed function, where the stack starts */
@@ -17,11 +19,14 @@ struct sw_calib {
 };
 
 /*
- * Fires the probe once; the attachment is left in *a for the caller to
- * detach with the others at exit, since detaching a uprobe waits out an
- * RCU grace period (~100 ms) that start-up should not pay.
+ * Fires the probe once, at a function of the given shape (not
+ * SW_SHAPE_OTHER); seq names a tracefs probe event, as sw_attach's.  The
+ * attachment is left in *a for the caller to detach with the others at
+ * exit, since detaching a uprobe waits out an RCU grace period (~100 ms)
+ * that start-up should not pay.
  */
-int sw_calib_run(const struct sw_features *f, int prog_fd, struct sw_calib *c,
+int sw_calib_run(const struct sw_features *f, int prog_fd,
+		 enum sw_entry_shape shape, unsigned seq, struct sw_calib *c,
 		 struct sw_attachment *a);
 
 #endif

@@ -385,14 +385,16 @@ struct sym_match {
 };
 
 /* What a kernel's own entry heuristic keys on: push %rbp, or endbr64. */
-static bool starts_like_entry(const struct elf_file *ef, uint64_t off)
+static enum sw_entry_shape entry_shape(const struct elf_file *ef, uint64_t off)
 {
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	unsigned char b[4];
 
 	if (elf_file__read(ef, off, b, sizeof(b)) != sizeof(b))
-		return false;
-	return b[0] == 0x55 || !memcmp(b, endbr64, sizeof(b));
+		return SW_SHAPE_OTHER;
+	if (b[0] == 0x55)
+		return SW_SHAPE_PUSH_RBP;
+	return memcmp(b, endbr64, sizeof(b)) ? SW_SHAPE_OTHER : SW_SHAPE_ENDBR64;
 }
 
 static int match_sym(const struct elf_sym *s, void *ctx)
@@ -414,7 +416,7 @@ static int match_sym(const struct elf_sym *s, void *ctx)
 		return -ENOMEM;
 	tg->spec.kind = SW_PROBE_UPROBE;
 	tg->spec.offset = off;
-	tg->entry_heuristic = starts_like_entry(m->ef, off);
+	tg->shape = entry_shape(m->ef, off);
 	return 0;
 }
 

@@ -42,15 +42,24 @@ enum sw_role {
 	SW_ROLE_UINSIDE,	/* USDT: inside a function */
 };
 
+/*
+ * How a user function's first instruction looks to kernels' user
+ * unwinders: at a uprobe there, 6.11+ add the caller themselves when it
+ * is push %rbp, and when it is endbr64 only if built with IBT.  Each is
+ * measured on its own (see calib.h).
+ */
+enum sw_entry_shape {
+	SW_SHAPE_OTHER,		/* no kernel adds the caller */
+	SW_SHAPE_PUSH_RBP,
+	SW_SHAPE_ENDBR64,
+	SW_SHAPES,
+};
+
 struct sw_target {
 	struct sw_probe_spec spec;
 	enum sw_role role;
 	char *name;
-	/*
-	 * The first instruction is push %rbp or endbr64: newer kernels'
-	 * unwinders then add the caller at a uprobe themselves.
-	 */
-	bool entry_heuristic;
+	enum sw_entry_shape shape;	/* SW_ROLE_UENTRY only */
 	/*
 	 * USDT semaphore (file offset, 0: none) the tracer must set itself:
 	 * kernels before 4.20 do not (spec.ref_ctr_off is theirs to set).

@@ -45,8 +45,11 @@ struct walker {
 	const char *missing;	/* a program this run needs is not built */
 	struct sw_attachment *att;
 	size_t natt, cap;
-	/* newer kernels add the caller at entry uprobes on push/endbr */
-	bool kernel_adds_ucaller;
+	/*
+	 * By the shape of a function's first instruction: the kernel's
+	 * unwinder adds the caller at a uprobe there (SW_SHAPE_OTHER: never)
+	 */
+	bool kernel_adds_ucaller[SW_SHAPES];
 };
 
 /* Program name suffix of a sink, as in bpf/fp.bpf.c. */
@@ -60,15 +63,23 @@ static const char *sink_suffix(enum walker_sink sink)
 }
 
 /*
+ * Whether a getstack or stackmap program must read the caller at the
+ * stack pointer itself: at a user function's entry, unless the kernel's
+ * unwinder adds it at a function of that shape.
+ */
+static bool reads_ucaller(const struct walker *w, const struct sw_target *tg)
+{
+	return tg->role == SW_ROLE_UENTRY && !w->kernel_adds_ucaller[tg->shape];
+}
+
+/*
  * The program a target needs: see the SEC()s in bpf/.  The base name says
  * where the event fires and which walk it needs, the suffix where the
- * stack goes.
+ * stack goes.  uentry: as reads_ucaller(); the fp walker always reads it.
  */
 static const char *prog_name(const struct walker *w, enum sw_role role,
-			     bool entry_heuristic, char *buf, size_t len)
+			     bool uentry, char *buf, size_t len)
 {
-	bool uentry = role == SW_ROLE_UENTRY &&
-		      !(entry_heuristic && w->kernel_adds_ucaller);
 	const char *base, *sfx = sink_suffix(w->o.sink);
 	bool x = w->o.sink == SINK_EXPLAIN;
 
@@ -186,18 +197,27 @@ bool walker_can_follow(const struct sw_features *f)
 	return fork_hook_tracepoint(f) || f->kprobes;
 }
 
-static bool needs_calibration(const struct walker *w, const struct sw_targets *t)
+/*
+ * The entry shapes to calibrate, a bit each: those of this run's targets
+ * that some kernel adds the caller at.  Each costs a self-probe's attach
+ * at start-up.
+ */
+static unsigned calib_shapes(const struct walker *w, const struct sw_targets *t)
 {
+	unsigned shapes = 0;
+
 	if (w->o.kind == SW_WALKER_FP || !w->o.ustack)
-		return false;
+		return 0;
 	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].role == SW_ROLE_UENTRY && t->v[i].entry_heuristic)
-			return true;
-	return false;
+		if (t->v[i].role == SW_ROLE_UENTRY &&
+		    t->v[i].shape != SW_SHAPE_OTHER)
+			shapes |= 1u << t->v[i].shape;
+	return shapes;
 }
 
 /* Only what this run needs is loaded: an old kernel may refuse the rest. */
-static void choose_programs(struct walker *w, const struct sw_targets *t)
+static void choose_programs(struct walker *w, const struct sw_targets *t,
+			    unsigned shapes)
 {
 	struct bpf_program *p;
 
@@ -209,19 +229,18 @@ static void choose_programs(struct walker *w, const struct sw_targets *t)
 	for (size_t i = 0; i < t->n; i++) {
 		const struct sw_target *tg = &t->v[i];
 
-		want(w, prog_name(w, tg->role, tg->entry_heuristic, name,
+		want(w, prog_name(w, tg->role, reads_ucaller(w, tg), name,
 				  sizeof(name)), true);
 		/* calibration, after loading, picks between the two */
-		w->kernel_adds_ucaller = !w->kernel_adds_ucaller;
-		want(w, prog_name(w, tg->role, tg->entry_heuristic, name,
-				  sizeof(name)), true);
-		w->kernel_adds_ucaller = !w->kernel_adds_ucaller;
+		if (tg->role == SW_ROLE_UENTRY && (shapes & 1u << tg->shape))
+			want(w, prog_name(w, tg->role, false, name, sizeof(name)),
+			     true);
 	}
 	/* what this run does not use, an old kernel may not even have */
 	bpf_map__set_autocreate(w->events, events);
 	for (int i = 0; i < w->ncounts; i++)
 		bpf_map__set_autocreate(w->counts[i], w->o.sink == SINK_COUNT ||
-					needs_calibration(w, t));
+					shapes);
 	if (w->o.kind == SW_WALKER_FP) {
 		bool tails = w->o.ustack && w->f->helper_tail_call &&
 			     w->o.sink != SINK_EXPLAIN;
@@ -346,14 +365,51 @@ static void clear_map(struct bpf_map *m)
 
 /*
  * Whether this kernel's user unwinder already adds the caller at a uprobe
- * on a function entry starting with push %rbp (6.11+ does, older ones do
- * not): fire such a probe on ourselves and look.
+ * on a function entry of one shape (6.11+ does at push %rbp, and at
+ * endbr64 if built with IBT; older ones never do): fire such a probe on
+ * ourselves and look.
  */
-static int calibrate(struct walker *w)
+static int calibrate_shape(struct walker *w, int prog_fd,
+			   enum sw_entry_shape shape)
 {
-	struct sw_config c;
 	struct sw_stacks s = {};
 	struct sw_calib cal;
+	int err;
+
+	err = reserve_attachment(w);
+	if (!err)
+		err = sw_calib_run(w->f, prog_fd, shape, w->natt, &cal,
+				   &w->att[w->natt]);
+	if (!err)
+		w->natt++;
+	if (!err)
+		err = walker__read(w, &s);
+	if (err)
+		goto out;
+	err = -ENODATA;
+	for (size_t i = 0; i < s.n; i++) {
+		if (s.v[i].nu >= 1 && s.v[i].uip[0] == cal.target) {
+			/* had it not, [1] would be from our caller's frame */
+			w->kernel_adds_ucaller[shape] = s.v[i].nu >= 2 &&
+							s.v[i].uip[1] == cal.ret;
+			err = 0;
+		}
+	}
+out:
+	sw_stacks__free(&s);
+	/* one at a time: the maps may have room for a single stack */
+	for (int i = 0; i < w->ncounts; i++)
+		clear_map(w->counts[i]);
+	if (w->stacks)
+		clear_map(w->stacks);	/* its one stack must not take a slot */
+	return err;
+}
+
+static int calibrate(struct walker *w, unsigned shapes)
+{
+	int prog_fd = bpf_program__fd(prog(w, w->o.kind == SW_WALKER_GETSTACK ?
+					   "gs_uprobe" : "sm_uprobe"));
+	struct sw_config c;
 	int err;
 
 	base_config(w, &c);
@@ -364,41 +420,18 @@ static int calibrate(struct walker *w)
 	c.key_mask = 0;
 	c.follow_mask = 0;
 	err = configure(w, &c);
-	if (!err)
-		err = reserve_attachment(w);
-	if (!err)
-		err = sw_calib_run(w->f, bpf_program__fd(prog(w,
-				   w->o.kind == SW_WALKER_GETSTACK ? "gs_uprobe" : "sm_uprobe")),
-				   &cal, &w->att[w->natt]);
-	if (!err)
-		w->natt++;
-	if (!err)
-		err = walker__read(w, &s);
-	if (err)
-		goto out;
-	err = -ENODATA;
-	for (size_t i = 0; i < s.n; i++) {
-		if (s.v[i].nu >= 2 && s.v[i].uip[0] == cal.target) {
-			w->kernel_adds_ucaller = s.v[i].uip[1] == cal.ret;
-			err = 0;
-		}
-	}
-out:
-	sw_stacks__free(&s);
-	for (int i = 0; i < w->ncounts; i++)
-		clear_map(w->counts[i]);
-	if (w->stacks)
-		clear_map(w->stacks);	/* its one stack must not take a slot */
+	for (int shape = 0; shape < SW_SHAPES && !err; shape++)
+		if (shapes & 1u << shape)
+			err = calibrate_shape(w, prog_fd, shape);
 	return err;
 }
-
 
 int walker__open(struct walker **out, const struct sw_features *f,
 		 const struct walker_opts *o, const struct sw_targets *t)
 {
 	struct walker *w = calloc(1, sizeof(*w));
 	struct sw_config c;
-	bool calib;
+	unsigned calib;
 	int err;
 
 	if (!w)
@@ -411,8 +444,8 @@ int walker__open(struct walker **out, const struct sw_features *f,
 	err = open_object(w);
 	if (err)
 		goto fail;
-	calib = needs_calibration(w, t);
-	choose_programs(w, t);
+	calib = calib_shapes(w, t);
+	choose_programs(w, t, calib);
 	if (w->missing) {
 		/* a walker/sink/probe combination without a program: a bug */
 		err = -ENOSYS;
@@ -448,7 +481,7 @@ int walker__open(struct walker **out, const struct sw_features *f,
 		}
 	}
 	if (calib) {
-		err = calibrate(w);
+		err = calibrate(w, calib);
 		if (err)
 			goto fail;
 	}
@@ -548,7 +581,7 @@ int walker__attach(struct walker *w, const struct sw_targets *t)
 		const struct sw_target *tg = &t->v[i];
 		char name[64];
 
-		prog_name(w, tg->role, tg->entry_heuristic, name, sizeof(name));
+		prog_name(w, tg->role, reads_ucaller(w, tg), name, sizeof(name));
 		err = add_attachment(w, bpf_program__fd(prog(w, name)), &tg->spec);
 		if (err)
 			return err;

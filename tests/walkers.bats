@@ -7,6 +7,18 @@ teardown() {
 	teardown_processes
 }
 
+# stackcount -U ARGS... with every walker: each exits 0 and prints exactly
+# what function $1 does.
+every_walker() {
+	local expected=$1 w
+	shift
+	for w in getstack stackmap fp; do
+		run --separate-stderr "$SC" -U --walker $w "$@"
+		[ "$status" -eq 0 ]
+		diff -u <("$expected") <(echo "$output" | normalize)
+	done
+}
+
 expected_work() {
 	cat <<EOF
 Tracing 1 functions for "$W/paths:work"... Hit Ctrl-C to end.
@@ -56,6 +68,83 @@ EOF
 	run --separate-stderr "$SC" -U --walker fp "$W/paths:work" -- "$W/paths" 2
 	[ "$status" -eq 0 ]
 	diff -u <(expected_work) <(echo "$output" | normalize)
+}
+
+expected_guarded() {
+	cat <<EOF
+Tracing 1 functions for "$W/paths:guarded"... Hit Ctrl-C to end.
+
+  guarded
+  via_c
+  main
+  [unknown]
+    paths [PID]
+    2
+
+  guarded
+  via_d
+  main
+  [unknown]
+    paths [PID]
+    4
+
+Detaching...
+EOF
+}
+
+# guarded() starts with endbr64, as all CET-built code (Debian's libstdc++,
+# say): a kernel adds the caller there only when built with IBT, whatever
+# it does at push %rbp, so each shape is calibrated on its own.
+@test "a function that starts with endbr64: exact stacks, caller kept, every walker" {
+	every_walker expected_guarded "$W/paths:guarded" -- "$W/paths" 2
+}
+
+expected_new() {
+	cat <<EOF
+Tracing 1 functions for "stdc++:_Znwm"... Hit Ctrl-C to end.
+
+  operator new(unsigned long)
+  shapes::fresh(int)
+  main
+  [unknown]
+    cxx [PID]
+    1
+
+  operator new(unsigned long)
+  shapes::fresh(double)
+  main
+  [unknown]
+    cxx [PID]
+    2
+
+Detaching...
+EOF
+}
+
+# The same in a shared library: Debian builds libstdc++ for CET, so its
+# operator new starts with endbr64 (checked first: else this proves less).
+@test "operator new in libstdc++, which starts with endbr64: caller kept, every walker" {
+	lib=$(ldd "$W/cxx" | awk '$1 ~ /^libstdc\+\+/ { print $3 }')
+	at=$(nm -D --defined-only "$lib" | awk '$3 ~ /^_Znwm@/ { print $1 }')
+	objdump -d --start-address=0x$at --stop-address=$((0x$at + 4)) "$lib" |
+		grep -q $'\tendbr64'
+	every_walker expected_new "stdc++:_Znwm" -- "$W/cxx"
+}
+
+# work starts with push %rbp, guarded with endbr64: in one run, each target
+# gets the program its own shape's calibration calls for.
+@test "push %rbp and endbr64 targets in one run: each keeps its caller, every walker" {
+	for w in getstack stackmap fp; do
+		run --separate-stderr "$SC" -f -r -U --walker $w "$W/paths:^(work|guarded)\$" -- "$W/paths" 2
+		[ "$status" -eq 0 ]
+		diff -u - <(echo "$output" | LC_ALL=C sort) <<'EOF2'
+paths;[unknown];main;deep2;deep3;via_a;work 6
+paths;[unknown];main;via_a;work 2
+paths;[unknown];main;via_b;work 4
+paths;[unknown];main;via_c;guarded 2
+paths;[unknown];main;via_d;guarded 4
+EOF2
+	done
 }
 
 # Someone else's system-wide uprobe on work plants its int3 in every
@@ -186,11 +275,7 @@ EOF
 
 # tock fires only while its semaphore is set: its count proves we set it.
 @test "USDT with and without a semaphore, exact counts, every walker" {
-	for w in getstack stackmap fp; do
-		run --separate-stderr "$SC" -U --walker $w "u:$W/usdt:t*" -- "$W/usdt" 3
-		[ "$status" -eq 0 ]
-		diff -u <(expected_usdt) <(echo "$output" | normalize)
-	done
+	every_walker expected_usdt "u:$W/usdt:t*" -- "$W/usdt" 3
 }
 
 @test "a USDT probe by exact name" {

@@ -7,6 +7,13 @@
  *   work <- shapes::twice(double) <- shapes::Box<double>::open(double) <- main
  *   work <- shapes::twice(int) <- shapes::Box<int>::open(int)
  *        <- shapes::Widget::poke(char const*) <- main
+ *
+ * and allocates through libstdc++'s operator new, whose first instruction
+ * is endbr64 in Debian's build, on two paths that differ only in its
+ * caller:
+ *
+ *   operator new(unsigned long) <- shapes::fresh(int) <- main      once
+ *   operator new(unsigned long) <- shapes::fresh(double) <- main   twice
  */
 #define NOINLINE __attribute__((noinline))
 
@@ -25,6 +32,16 @@ NOINLINE void twice(int)
 NOINLINE void twice(double)
 {
 	work();
+}
+
+NOINLINE int *fresh(int v)
+{
+	return new int(v);
+}
+
+NOINLINE double *fresh(double v)
+{
+	return new double(v);
 }
 
 template <typename T> struct Box {
@@ -49,5 +66,8 @@ int main()
 	shapes::Box<int>().open(1);
 	shapes::Box<double>().open(2.0);
 	shapes::Widget().poke("x");
+	delete shapes::fresh(1);
+	delete shapes::fresh(2.0);
+	delete shapes::fresh(3.0);
 	return 0;
 }

@@ -6,11 +6,15 @@
  *   work <- via_a <- main                    N times
  *   work <- via_b <- main                    2N times
  *   work <- via_a <- deep3 <- deep2 <- main  3N times
+ *   guarded <- via_c <- main                 N times
+ *   guarded <- via_d <- main                 2N times
  *
  * via_a and via_b differ only in the function-entry caller: a walker that
  * drops the caller at a probe on work's first instruction merges them.
  * leaf() is called on the same paths; it starts without push %rbp, so a
- * kernel's own entry heuristic does not fire there.
+ * kernel's own entry heuristic does not fire there.  guarded() starts
+ * with endbr64, as every function of code built for CET (-fcf-protection)
+ * does: a kernel adds the caller there only if it is built with IBT.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -29,6 +33,13 @@ __asm__(".text\n.globl leaf\n.type leaf, @function\nleaf:\n"
 	"	addl $1, sink(%rip)\n	ret\n.size leaf, .-leaf\n");
 void leaf(void);
 
+/* endbr64, then a frame as -fno-omit-frame-pointer makes it */
+__asm__(".text\n.globl guarded\n.type guarded, @function\nguarded:\n"
+	"	endbr64\n	push %rbp\n	mov %rsp, %rbp\n"
+	"	addl $1, sink(%rip)\n	pop %rbp\n	ret\n"
+	".size guarded, .-guarded\n");
+void guarded(void);
+
 NOINLINE void via_a(void)
 {
 	work();
@@ -39,6 +50,16 @@ NOINLINE void via_b(void)
 {
 	work();
 	leaf();
+}
+
+NOINLINE void via_c(void)
+{
+	guarded();
+}
+
+NOINLINE void via_d(void)
+{
+	guarded();
 }
 
 NOINLINE void deep3(void)
@@ -67,6 +88,10 @@ int main(int argc, char **argv)
 		via_b();
 	for (int i = 0; i < 3 * n; i++)
 		deep2();
+	for (int i = 0; i < n; i++)
+		via_c();
+	for (int i = 0; i < 2 * n; i++)
+		via_d();
 	syscalls(n);
 	return 0;
 }
