@@ -1,11 +1,19 @@
 #!/bin/sh
 # Runs inside a test VM (busybox sh, static binaries in /stackwalk) and
-# prints TAP.  SW_KERNEL says which kernel this is: "cloud" (Debian's 6.1:
-# kprobes on ftrace, ORC) or "fp" (6.1 built with frame pointers).
+# prints TAP.  One suite for every kernel: each test runs where the kernel
+# can do what it tests, and where it cannot, the test is that the tool says
+# so in one line and exits non-zero.  SW_KERNEL names the kernel: a release
+# from ../shared/kernels, "cloud" (Debian's 6.1: kprobes, ORC) or "fp" (6.1
+# built with frame pointers).  /dev/vda, if there, is a fresh ext4 disk.
 cd /stackwalk || exit 1
 SC=./stackcount
+SN=./stacksnoop
 n=0
 failed=0
+REL=$(uname -r)
+# 4.9.337 -> 4009337: sublevels pass 255 on these kernels
+VER=$(echo "$REL" | awk -F'[.-]' '{ printf "%d", $1 * 1000000 + $2 * 1000 + $3 }')
+ge() { [ "$VER" -ge $(($1 * 1000000 + $2 * 1000)) ]; }
 
 # t NAME FUNCTION [ARGS...]: one TAP line; the output as comments on failure
 t() {
@@ -23,12 +31,44 @@ t() {
 	fi
 }
 
-# sc OUT ARGS...: stackcount, PIDs normalized, stderr in OUT.err
+# sc OUT ARGS...: stackcount, PIDs normalized, stderr in OUT.err, status kept
 sc() {
 	out=$1
 	shift
-	$SC "$@" 2> "$out.err" | sed -E 's/ \[[0-9]+\]$/ [PID]/' > "$out"
+	$SC "$@" > "$out.raw" 2> "$out.err"
+	st=$?
+	sed -E 's/ \[[0-9]+\]$/ [PID]/' "$out.raw" > "$out"
 	cat "$out" "$out.err"
+	return $st
+}
+
+# wait_for PATTERN FILE: bounded wait until FILE has a line matching PATTERN
+wait_for() {
+	i=0
+	until grep -q "$1" "$2" 2> /dev/null; do
+		i=$((i + 1))
+		[ $i -gt 600 ] && { echo "timed out waiting for '$1' in $2"; return 1; }
+		sleep 0.1
+	done
+}
+
+# bg TOOL OUT READY ARGS...: TOOL in the background until READY is printed
+bg() {
+	tool=$1 out=$2 ready=$3
+	shift 3
+	$tool "$@" > "$out.raw" 2> "$out.err" &
+	BG=$!
+	wait_for "$ready" "$out.raw"
+}
+
+# bg_stop OUT: Ctrl-C the background tool and normalize its output
+bg_stop() {
+	kill -INT $BG
+	wait $BG
+	st=$?
+	sed -E 's/ \[[0-9]+\]$/ [PID]/' "$1.raw" > "$1"
+	cat "$1" "$1.err"
+	return $st
 }
 
 # Frames after main are glibc's start-up code, reached through frame
@@ -37,12 +77,26 @@ upto_main() {
 	awk '/^  main$/ { print; skip = 1; next } /^    / { skip = 0 } !skip { print }' "$1"
 }
 
-# agree FILE...: identical, and holding at least one counted stack
-agree() {
-	grep -q '^    [0-9]' "$1" || return 1
+# same FILE...: identical, and holding at least one counted stack
+same() {
+	grep -q '^    [0-9]' "$1" || { echo "no stack counted in $1"; return 1; }
 	for f in "$@"; do
 		diff -u "$1" "$f" || return 1
 	done
+}
+
+# expect FILE: FILE equals what the test wrote on stdin
+expect() {
+	cat > /tmp/expected
+	diff -u /tmp/expected "$1"
+}
+
+# refused OUT MESSAGE ARGS...: stackcount exits non-zero with one line
+refused() {
+	out=$1 msg=$2
+	shift 2
+	$SC "$@" > "$out" 2>&1 && { cat "$out"; echo "exit status 0"; return 1; }
+	echo "stackcount: $msg" | expect "$out"
 }
 
 kernel_frames() {
@@ -58,202 +112,467 @@ no_probes_left() {
 	return 0
 }
 
+# ---- what each kernel is, as its source and the tests found it ----
+
+if ge 4 17; then
+	GETPPID=__x64_sys_getppid SYNC='ksys_sync __x64_sys_sync'
+else
+	GETPPID=sys_getppid SYNC=sys_sync
+fi
+
+# The syscall entry below a syscall function: the last kernel frames.
+case $REL in
+4.1.*)	ENTRY='  system_call_fastpath' ;;
+4.14.*)	ENTRY='  entry_SYSCALL_64_fastpath' ;;
+4.9.*)	ENTRY='  do_syscall_64
+  entry_SYSCALL_64_after_swapgs' ;;
+6.*)	ENTRY='  x64_sys_call
+  do_syscall_64
+  entry_SYSCALL_64_after_hwframe' ;;
+*)	ENTRY='  do_syscall_64
+  entry_SYSCALL_64_after_hwframe' ;;
+esac
+ROOT_SYSCALL=$(echo "$ENTRY" | tail -n1 | sed 's/^  //')
+
+# The walker auto picks (../shared/kernels/README.md)
+if ge 4 18; then AUTO=getstack; elif ge 4 6; then AUTO=stackmap; else AUTO=fp; fi
+# Walkers that can take kernel frames here (the fp walker needs frame pointers)
+UWALKERS=fp
+ge 4 6 && UWALKERS="$UWALKERS stackmap"
+ge 4 18 && UWALKERS="$UWALKERS getstack"
+KWALKERS=$UWALKERS
+[ "$SW_KERNEL" = cloud ] && KWALKERS=${UWALKERS#fp }
+
+# ---- the kernel ----
+
+features() {
+	$SC --kernel-features > /tmp/feat.out || return 1
+	cat /tmp/feat.out
+	grep -q "^walker  *$AUTO: " /tmp/feat.out || return 1
+	[ -r "expect/features-$REL" ] || return 0
+	# the shared kernels are fixed images: their whole table is known
+	diff -u "expect/features-$REL" /tmp/feat.out
+}
+
 # ---- kernel functions ----
 
-kprobe_shape() {	# getppid's kprobe stack: entry to syscall entry, 3 calls
-	sc /tmp/k.gs -K --walker getstack __x64_sys_getppid -- ./paths 3
-	k=$(kernel_frames /tmp/k.gs)
-	# __x64_, __ia32_ and __do_sys_getppid are one function, one address
-	echo "$k" | head -n1 | grep -Eqx '  __(x64|ia32|do)_sys_getppid' &&
-	echo "$k" | grep -qx '  do_syscall_64' &&
-	[ "$(echo "$k" | tail -n1)" = "  entry_SYSCALL_64_after_hwframe" ] &&
-	[ "$(grep -c '^    [0-9]' /tmp/k.gs)" -eq 1 ] && grep -qx '    3' /tmp/k.gs
+getppid_block() {	# COUNT [USER FRAMES...]: one stack of -K or -d output
+	count=$1
+	shift
+	echo "  $GETPPID"
+	echo "$ENTRY"
+	if [ $# -gt 0 ]; then
+		echo "    --"
+		for f in "$@"; do echo "  $f"; done
+		echo "    sysc [PID]"
+	fi
+	echo "    $count"
+}
+
+traced() {	# PATTERN BLOCK...: the whole output, stacks as given
+	echo "Tracing 1 functions for \"$1\"... Hit Ctrl-C to end."
+	shift
+	for b in "$@"; do
+		echo
+		echo "$b"
+	done
+	echo
+	echo "Detaching..."
+}
+
+getppid_stack() {	# COUNT: the expected -K output
+	traced "$GETPPID" "$(getppid_block $1)"
+}
+
+kprobe_exact() {	# WALKER: the function's frames to the syscall entry, 3 calls
+	if ge 4 2; then
+		sc /tmp/k.$1 -K --walker $1 $GETPPID -- ./paths 3 || return 1
+	else
+		bg $SC /tmp/k.$1 '^Tracing' -K --walker $1 $GETPPID || return 1
+		./paths 3
+		bg_stop /tmp/k.$1 || return 1
+	fi
+	getppid_stack 3 | expect /tmp/k.$1
+}
+
+kprobe_user_exact() {	# WALKER: -d, user frames from code with frame pointers
+	sc /tmp/d.$1 -d --walker $1 $GETPPID -- ./sysc 2 || return 1
+	upto_main /tmp/d.$1 > /tmp/d.$1.m
+	traced "$GETPPID" "$(getppid_block 2 raw_getppid from_a main)" \
+		"$(getppid_block 4 raw_getppid from_b main)" | expect /tmp/d.$1.m
+}
+
+kernel_frames_equal() {	# PATTERN: every walker's kernel frames, with addresses
+	for w in $KWALKERS; do
+		sc /tmp/f.$w -v -K --walker $w "$1" -- ./paths 3 || return 1
+	done
+	set -- $(for w in $KWALKERS; do echo /tmp/f.$w; done)
+	same "$@"
 }
 
 kprobe_wildcards() {
-	sc /tmp/w.glob '__x64_sys_getpp*' -- ./paths 2 &&
-	head -n1 /tmp/w.glob | grep -qx 'Tracing 1 functions for "__x64_sys_getpp\*"... Hit Ctrl-C to end.' &&
-	sc /tmp/w.re -r '__x64_sys_getppi.$' -- ./paths 2 &&
-	head -n1 /tmp/w.re | grep -qx 'Tracing 1 functions for "__x64_sys_getppi.\$"... Hit Ctrl-C to end.' &&
-	grep -qx '    2' /tmp/w.re &&
-	# several functions at once: one stack per function
-	sc /tmp/w.many -K '__x64_sys_getp*id' -- ./paths 2 &&
-	[ "$(sed -n 's/^Tracing \([0-9]*\) functions.*/\1/p' /tmp/w.many)" -ge 3 ]
+	sc /tmp/w.glob "${GETPPID%pid}*" -K -- ./paths 2 &&
+	head -n1 /tmp/w.glob | grep -qx "Tracing 1 functions for \"${GETPPID%pid}\\*\"... Hit Ctrl-C to end." &&
+	sc /tmp/w.re -K -r "${GETPPID%id}.\$" -- ./paths 2 &&
+	traced "${GETPPID%id}.\$" "$(getppid_block 2)" | expect /tmp/w.re
 }
 
-kprobe_walkers_agree() {	# WALKERS...: the same full stacks (-d)
-	for w in "$@"; do
-		sc /tmp/a.$w -d --walker $w __x64_sys_getppid -- ./paths 3
-		upto_main /tmp/a.$w > /tmp/a.$w.m
-	done
-	set -- $(for w in "$@"; do echo /tmp/a.$w.m; done)
-	agree "$@"
-}
-
-kprobe_user_frames_agree() {	# user frames of a kernel event, every walker
-	for w in getstack stackmap fp; do
-		sc /tmp/u.$w -U --walker $w __x64_sys_getppid -- ./paths 3
-		upto_main /tmp/u.$w > /tmp/u.$w.m
-	done
-	sed -n '3,6p' /tmp/u.fp.m | grep -q '^  main$' &&
-	agree /tmp/u.getstack.m /tmp/u.stackmap.m /tmp/u.fp.m
-}
-
-legacy_kprobe() {	# --legacy: kprobe_events in debugfs, as on 4.4
-	sc /tmp/l.gs -U --walker getstack __x64_sys_getppid -- ./paths 3
-	$SC --legacy -U __x64_sys_getppid > /tmp/l.bg 2>&1 &
-	pid=$!
-	i=0
-	until grep -q '^Tracing' /tmp/l.bg || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done
-	grep -q "stackwalk/sw_${pid}_" /sys/kernel/debug/tracing/kprobe_events || return 1
-	./paths 3
-	kill -INT $pid
-	wait $pid
-	sc /tmp/l.legacy --legacy -U __x64_sys_getppid -- ./paths 3
-	upto_main /tmp/l.gs > /tmp/l.gs.m
-	upto_main /tmp/l.legacy > /tmp/l.legacy.m
-	agree /tmp/l.gs.m /tmp/l.legacy.m
+sys_name_hint() {	# 4.17+: sys_NAME is gone; say what it is called now
+	refused /tmp/h.out 'no kernel function matches "sys_getppid": since 4.17 the syscall functions are named __x64_sys_*; try __x64_sys_getppid' sys_getppid
 }
 
 fp_refused_on_orc() {
-	! $SC --walker fp -K __x64_sys_getppid > /tmp/r.out 2>&1 &&
-	grep -q 'cannot walk kernel frames: this kernel has no frame pointers' /tmp/r.out
+	refused /tmp/r.out "the fp walker cannot walk kernel frames: this kernel has no frame pointers (CONFIG_UNWINDER_ORC=y); use -U for user frames, or another walker" --walker fp -K $GETPPID
 }
 
-# ---- frame pointers: the fp walker against the kernel's own unwinder ----
-
-kernel_frames_equal() {		# PATTERN: -K, fp and getstack, frame by frame
-	sc /tmp/f.gs -v -K --walker getstack "$1" -- ./paths 3
-	sc /tmp/f.fp -v -K --walker fp "$1" -- ./paths 3
-	sc /tmp/f.sm -v -K --walker stackmap "$1" -- ./paths 3
-	[ "$(kernel_frames /tmp/f.gs | wc -l)" -ge 3 ] &&
-	agree /tmp/f.gs /tmp/f.fp /tmp/f.sm
+fastpath_refused() {	# 4.14.5: the kernel's user unwinder starts from a stale %rbp
+	refused /tmp/fp.out "--walker stackmap: this kernel's syscall fast path leaves a stale %rbp in the saved user registers, so its unwinder gets user frames of kernel events wrong; use --walker fp, or -K" --walker stackmap -d $GETPPID -- ./sysc 1
 }
 
-caller_at_entry() {	# x64_sys_call calls __x64_sys_getppid: it is frame 1
-	sc /tmp/c.fp -K --walker fp __x64_sys_getppid -- ./paths 1
-	kernel_frames /tmp/c.fp | sed -n 2p | grep -qx '  x64_sys_call'
-}
+# ---- the seeds' examples, on a disk ----
 
-legacy_41() {	# 4.1: no pid helper, no tail calls -- kernel counting only
-	! $SC --legacy=4.1 -p 1 __x64_sys_getppid > /tmp/o.p 2>&1 &&
-	grep -q -- '-p needs bpf_get_current_pid_tgid' /tmp/o.p || return 1
-	$SC --legacy=4.1 __x64_sys_getppid > /tmp/o.bg 2>&1 &
-	pid=$!
-	i=0
-	until grep -q '^Tracing' /tmp/o.bg || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done
-	./paths 4
-	kill -INT $pid
-	wait $pid
-	sed -E 's/ \[[0-9]+\]$/ [PID]/' /tmp/o.bg > /tmp/o.41
-	cat /tmp/o.41
-	sc /tmp/o.gs -K --walker getstack __x64_sys_getppid -- ./paths 4
-	agree /tmp/o.gs /tmp/o.41
-}
-
-# ---- user functions and USDT ----
-
-uprobe_walkers_agree() {	# the kernel's user unwinder, calibrated, vs ours
-	for w in getstack stackmap fp; do
-		sc /tmp/p.$w -U --walker $w ./paths:work -- ./paths 2
-		upto_main /tmp/p.$w > /tmp/p.$w.m
+disk_io() {	# files written, renamed and synced on /mnt
+	for i in 1 2 3; do
+		echo "file $i" > /mnt/f$i
+		mv /mnt/f$i /mnt/g$i
+		sync
 	done
-	grep -c '^  via_a$' /tmp/p.fp.m | grep -qx 2 &&
-	agree /tmp/p.getstack.m /tmp/p.stackmap.m /tmp/p.fp.m
 }
 
-usdt_counts() {
-	sc /tmp/s.out -f -U 'u:./usdt:t*' -- ./usdt 3
-	grep -q ';main;tick_site 3$' /tmp/s.out && grep -q ';main;tock_site 6$' /tmp/s.out
+# Every kernel stack of submit_bio ends at its real root, and both kinds
+# of root are there: the sync syscall's, and the writeback threads'.
+submit_bio_roots() {
+	bg $SC /tmp/b.out '^Tracing' -K submit_bio || return 1
+	disk_io
+	bg_stop /tmp/b.out || return 1
+	awk '/^  / { last = $1 } /^    [0-9]/ { print last }' /tmp/b.out | sort -u > /tmp/b.roots
+	printf '%s\n' ret_from_fork "$ROOT_SYSCALL" | sort | expect /tmp/b.roots
+}
+
+# The seed's stacksnoop example: sync(2) syncs each file system twice
+# (without, then with waiting), and each is this chain; the 2016 walker
+# dropped sync_fs_one_sb, the caller at ext4_sync_fs's entry.
+sync_fs_chain() {
+	if ge 4 2; then
+		$SN ext4_sync_fs -- sync > /tmp/s.raw 2>&1 || { cat /tmp/s.raw; return 1; }
+	else
+		bg $SN /tmp/s '^TIME' ext4_sync_fs || return 1
+		sync
+		bg_stop /tmp/s > /dev/null || return 1
+		cat /tmp/s.err >> /tmp/s.raw
+	fi
+	cat /tmp/s.raw
+	sed -E 's/^[0-9]+\.[0-9]+ +//; s/: [0-9a-f]+ /: /' /tmp/s.raw > /tmp/s.ev
+	{
+		echo "TIME(s)            STACK"
+		for i in 1 2; do
+			echo
+			echo "ip: ext4_sync_fs"
+			echo "r0: sync_fs_one_sb"
+			echo "r1: iterate_supers"
+			{ for f in $SYNC; do echo "  $f"; done; echo "$ENTRY"; } |
+				awk '{ printf "r%d: %s\n", NR + 1, $1 }'
+		done
+	} | expect /tmp/s.ev
+}
+
+# ---- user functions and USDT (4.3+) ----
+
+expected_work() {
+	cat <<EOF
+Tracing 1 functions for "./paths:$1"... Hit Ctrl-C to end.
+
+  $1
+  $2
+  main
+    paths [PID]
+    2
+
+  $1
+  $3
+  main
+    paths [PID]
+    4
+EOF
+}
+
+uprobe_exact() {	# WALKER: the caller at work's entry kept
+	sc /tmp/p.$1 -U --walker $1 ./paths:work -- ./paths 2 || return 1
+	upto_main /tmp/p.$1 > /tmp/p.$1.m
+	{
+		expected_work work via_a via_b
+		echo
+		printf '  work\n  via_a\n  deep3\n  deep2\n  main\n    paths [PID]\n    6\n\nDetaching...\n'
+	} | expect /tmp/p.$1.m
+}
+
+uprobe_endbr_exact() {	# WALKER: a function starting with endbr64
+	sc /tmp/e.$1 -U --walker $1 ./paths:guarded -- ./paths 2 || return 1
+	upto_main /tmp/e.$1 > /tmp/e.$1.m
+	{ expected_work guarded via_c via_d; printf '\nDetaching...\n'; } | expect /tmp/e.$1.m
+}
+
+usdt_semaphore() {	# tock fires only while the tool holds its semaphore
+	sc /tmp/u.out -f -U 'u:./usdt:t*' -- ./usdt 3 || return 1
+	sed -E 's/^usdt;.*;main;/usdt;...;main;/' /tmp/u.out | sort > /tmp/u.m
+	expect /tmp/u.m <<EOF
+usdt;...;main;tick_site 3
+usdt;...;main;tock_site 6
+EOF
+}
+
+uprobes_refused() {	# 4.1-4.2
+	refused /tmp/ur.out "this kernel cannot run BPF on uprobes (4.3+, CONFIG_UPROBE_EVENTS), so user functions cannot be traced" ./paths:work
+}
+
+# ---- tracepoints (4.7+) ----
+
+syscall_tp_exact() {	# 4.14+: the user frames of sys_enter_getppid
+	sc /tmp/tp.out -U t:syscalls:sys_enter_getppid -- ./sysc 2 || return 1
+	upto_main /tmp/tp.out > /tmp/tp.m
+	expect /tmp/tp.m <<EOF
+Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
+
+  raw_getppid
+  from_a
+  main
+    sysc [PID]
+    2
+
+  raw_getppid
+  from_b
+  main
+    sysc [PID]
+    4
+
+Detaching...
+EOF
+}
+
+syscall_tp_refused() {	# 4.7-4.13
+	refused /tmp/tr.out "this kernel cannot run BPF on syscalls:* tracepoints (4.14+); trace t:raw_syscalls:sys_enter, or the kernel function sys_NAME, instead" t:syscalls:sys_enter_getppid
+}
+
+tp_refused() {	# before 4.7
+	refused /tmp/tq.out "this kernel cannot run BPF on tracepoints (4.7+); trace a kernel function instead, e.g. sys_getppid" t:sched:sched_process_exec
+}
+
+tp_exec_once() {	# one exec, one event, every walker's kernel frames alike
+	kernel_frames_equal t:sched:sched_process_exec &&
+	grep -c '^    [0-9]' /tmp/f.$AUTO | grep -qx 1 && grep -qx '    1' /tmp/f.$AUTO
+}
+
+# ---- options ----
+
+opt_P() {
+	sc /tmp/o.P -K -P $GETPPID -- ./paths 3 || return 1
+	traced $GETPPID "$(getppid_block 3 | awk '/^    [0-9]+$/ { print "    paths [PID]" } 1')" |
+		expect /tmp/o.P
+}
+
+opt_c() {	# only the CPU named: the same run pinned to CPU 0, seen from 0 and 1
+	sc /tmp/o.c0 -K -c 0 $GETPPID -- taskset 1 ./paths 3 || return 1
+	getppid_stack 3 | expect /tmp/o.c0 || return 1
+	sc /tmp/o.c1 -K -c 1 $GETPPID -- taskset 1 ./paths 3 || return 1
+	printf 'Tracing 1 functions for "%s"... Hit Ctrl-C to end.\n\nDetaching...\n' $GETPPID |
+		expect /tmp/o.c1
+}
+
+opt_p() {	# -p: a process that was running before, and only it
+	rm -f /tmp/ph.in
+	mkfifo /tmp/ph.in
+	./phases < /tmp/ph.in > /tmp/ph.out &
+	ph=$!
+	exec 7> /tmp/ph.in
+	./paths 1 > /dev/null
+	bg $SC /tmp/o.p '^Tracing' -U -p $ph ./phases:work || return 1
+	./paths 1 > /dev/null	# another process's work: not counted
+	echo 3 >&7
+	wait_for '^done 3' /tmp/ph.out || return 1
+	bg_stop /tmp/o.p || return 1
+	exec 7>&-
+	wait $ph
+	upto_main /tmp/o.p > /tmp/o.p.m
+	expect /tmp/o.p.m <<EOF
+Tracing 1 functions for "./phases:work"... Hit Ctrl-C to end.
+
+  work
+  via_a
+  main
+    phases [PID]
+    3
+
+Detaching...
+EOF
+}
+
+opt_i() {	# -i 1: every interval's counts add up to the calls made
+	sc /tmp/o.i -K -i 1 $GETPPID -- sh -c './paths 2; sleep 1.2; ./paths 3' || return 1
+	awk '/^    [0-9]+$/ { s += $1 } END { print s }' /tmp/o.i | grep -qx 5
+}
+
+opt_D() {	# -D 1: ends by itself, nothing counted
+	sc /tmp/o.D -K -D 1 $GETPPID || return 1
+	printf 'Tracing 1 functions for "%s"... Hit Ctrl-C to end.\n\nDetaching...\n' $GETPPID |
+		expect /tmp/o.D
+}
+
+opts_refused_41() {	# 4.1: no pid, comm or CPU helper for kprobes
+	refused /tmp/q.p "-p needs bpf_get_current_pid_tgid, which this kernel lacks (4.2+); trace system-wide, without it" -p 1 $GETPPID &&
+	refused /tmp/q.P "-P needs bpf_get_current_pid_tgid, which this kernel lacks (4.2+); trace system-wide, without it" -P $GETPPID &&
+	refused /tmp/q.cmd "-- COMMAND needs bpf_get_current_pid_tgid, which this kernel lacks (4.2+); trace system-wide, without it" $GETPPID -- ./paths 1 &&
+	refused /tmp/q.c "-c needs bpf_get_smp_processor_id, which this kernel lacks (4.2+); trace every CPU, without -c" -c 0 $GETPPID
 }
 
 # ---- stacksnoop ----
 
-SN=./stacksnoop
-
-snoop_events() {	# FILE: the events' lines, without their times
-	sed -E 's/^[0-9]+\.[0-9]+ +//' "$1" | grep -v '^TIME'
+snoop_events() {	# FILE: the events' lines, times and addresses left out
+	sed -E 's/^[0-9]+\.[0-9]+ +//; s/: [0-9a-f]+ /: /' "$1"
 }
 
-snoop_kprobe() {	# a kernel function's events, one stack each
-	$SN __x64_sys_getppid -- ./paths 2 > /tmp/n.out 2>&1
+getppid_events() {	# N: the expected stacksnoop output of N getppid calls
+	echo "TIME(s)            STACK"
+	for i in $(seq $1); do
+		echo
+		echo "ip: $GETPPID"
+		echo "$ENTRY" | awk '{ printf "r%d: %s\n", NR - 1, $1 }'
+	done
+}
+
+snoop_kprobe() {	# perf output (4.4+), or trace_pipe lines (4.1-4.3)
+	if ge 4 2; then
+		$SN $GETPPID -- ./paths 2 > /tmp/n.out 2>&1 || { cat /tmp/n.out; return 1; }
+	else
+		bg $SN /tmp/n '^TIME' $GETPPID || return 1
+		./paths 2
+		bg_stop /tmp/n > /dev/null || return 1
+		cat /tmp/n.raw /tmp/n.err > /tmp/n.out
+	fi
 	cat /tmp/n.out
-	[ "$(grep -c 'ip: ' /tmp/n.out)" -eq 2 ] &&
-	snoop_events /tmp/n.out | grep -q 'r[0-9]*: [0-9a-f]* entry_SYSCALL_64_after_hwframe$'
+	snoop_events /tmp/n.out > /tmp/n.ev
+	getppid_events 2 | expect /tmp/n.ev
+}
+
+snoop_explain_kernel() {	# the kernel chain from a kprobe, explained
+	$SN --explain $GETPPID -- ./paths 1 > /tmp/x.out 2>&1
+	cat /tmp/x.out
+	grep -q 'where the kprobe fired' /tmp/x.out &&
+	first=$(echo "$ENTRY" | head -n1 | sed 's/^  //') &&
+	grep -Eq "^      \\[%rsp = [0-9a-f]+\\] = [0-9a-f]+ $first\\+0x" /tmp/x.out &&
+	if grep -q 'syscall fast path, stale %rbp  *yes' /tmp/feat.out; then
+		# the fast path's chain ends in the user's frame pointer
+		grep -Eq "^    stop: the frame at [0-9a-f]+ returns below __START_KERNEL_map: the chain has$" /tmp/x.out
+	else
+		grep -qx "    stop: the saved %rbp is 0, which marks the outermost frame" /tmp/x.out
+	fi
+}
+
+explain_refused() {	# before 4.4
+	$SN --explain $GETPPID > /tmp/xr.out 2>&1 && return 1
+	echo "stacksnoop: --explain needs bpf_perf_event_output (4.4+), which this kernel lacks" |
+		expect /tmp/xr.out
+}
+
+# ---- forced legacy mode (6.1 only: a quick check beside the real ones) ----
+
+legacy_kprobe() {	# --legacy: kprobe_events in debugfs, as on 4.4
+	sc /tmp/l.gs -U --walker getstack $GETPPID -- ./sysc 3
+	sc /tmp/l.legacy --legacy -U $GETPPID -- ./sysc 3
+	upto_main /tmp/l.gs > /tmp/l.gs.m
+	upto_main /tmp/l.legacy > /tmp/l.legacy.m
+	same /tmp/l.gs.m /tmp/l.legacy.m
 }
 
 snoop_legacy() {	# VERSION ARGS...: trace_pipe (4.1-4.3) against perf output
 	v=$1
 	shift
-	$SN "$@" __x64_sys_getppid -- ./paths 2 > /tmp/n.perf 2>&1
-	$SN --legacy=$v "$@" __x64_sys_getppid -- ./paths 2 > /tmp/n.legacy 2>&1
+	$SN "$@" $GETPPID -- ./paths 2 > /tmp/n.perf 2>&1
+	$SN --legacy=$v "$@" $GETPPID -- ./paths 2 > /tmp/n.legacy 2>&1
 	cat /tmp/n.legacy
 	snoop_events /tmp/n.perf > /tmp/n.perf.e
 	snoop_events /tmp/n.legacy | grep -v 'only .* itself is traced' > /tmp/n.legacy.e
 	[ "$(grep -c 'ip: ' /tmp/n.perf.e)" -eq 2 ] && diff -u /tmp/n.perf.e /tmp/n.legacy.e
 }
 
-snoop_legacy_41() {	# 4.1: no pid helper, so system-wide
-	$SN __x64_sys_getppid -- ./paths 2 > /tmp/o.perf 2>&1
-	$SN --legacy=4.1 __x64_sys_getppid > /tmp/o.bg 2>&1 &
-	pid=$!
-	i=0
-	until grep -q '^TIME' /tmp/o.bg || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done
-	./paths 2
-	kill -INT $pid
-	wait $pid
-	cat /tmp/o.bg
-	snoop_events /tmp/o.perf > /tmp/o.perf.e
-	snoop_events /tmp/o.bg > /tmp/o.bg.e
-	diff -u /tmp/o.perf.e /tmp/o.bg.e
-}
+# ---- the matrix ----
 
-snoop_explain_kernel() {	# the kernel chain from a kprobe, explained
-	$SN --explain __x64_sys_getppid -- ./paths 1 > /tmp/x.out 2>&1
-	cat /tmp/x.out
-	grep -q 'where the kprobe fired' /tmp/x.out &&
-	grep -Eq '^      \[%rsp = [0-9a-f]+\] = [0-9a-f]+ x64_sys_call\+0x' /tmp/x.out &&
-	grep -Eq '\[\+8\] = [0-9a-f]+ do_syscall_64\+0x' /tmp/x.out &&
-	grep -q 'stop: ' /tmp/x.out
-}
+echo 1 > /proc/sys/net/core/bpf_jit_enable	# off by default before 5.10
+echo "# kernel $REL ($SW_KERNEL)"
+DISK=no
+if [ -b /dev/vda ]; then
+	mkdir -p /mnt && mount -t ext4 /dev/vda /mnt && DISK=yes
+fi
 
-features() {	# WHAT: the unwinder line of --kernel-features
-	$SC --kernel-features && $SC --kernel-features | grep -q "^kernel unwinder  *$1"
-}
+t "kernel features: the table tells the truth, auto picks $AUTO" features
+for w in $KWALKERS; do
+	t "kprobe, $w: exact count, the function's frames to the syscall entry" kprobe_exact $w
+done
+ge 4 6 && t "kprobe: every walker's kernel frames equal, address by address" kernel_frames_equal $GETPPID
+ge 4 2 && t "kprobe: wildcards and -r" kprobe_wildcards
+ge 4 17 && t "kprobe: sys_getppid is named __x64_sys_getppid since 4.17" sys_name_hint
+[ "$SW_KERNEL" = cloud ] && t "kprobe: fp refuses kernel frames without frame pointers" fp_refused_on_orc
+if ge 4 2; then
+	for w in $KWALKERS; do
+		case $w in
+		fp) ;;
+		*) grep -q 'syscall fast path, stale %rbp  *yes' /tmp/feat.out && continue ;;
+		esac
+		t "kprobe, $w: -d, user frames of a syscall exact" kprobe_user_exact $w
+	done
+	grep -q 'syscall fast path, stale %rbp  *yes' /tmp/feat.out &&
+		t "kprobe: -d with auto takes fp; stackmap refused (stale %rbp)" fastpath_refused &&
+		t "kprobe, auto: -d, user frames of a syscall exact" kprobe_user_exact auto
+fi
+if [ $DISK = yes ]; then
+	t "submit_bio: every kernel stack ends at ret_from_fork or the syscall entry" submit_bio_roots
+	t "stacksnoop ext4_sync_fs: the seed's chain, the caller at entry kept" sync_fs_chain
+else
+	t "the ext4 disk is mounted" false
+fi
 
-echo "# kernel $(uname -r) ($SW_KERNEL)"
-case $SW_KERNEL in
-cloud)
-	t "kernel features: ORC, found from kallsyms" features ORC
-	t "kprobe: exact count, frames from the function to the syscall entry" kprobe_shape
-	t "kprobe: wildcards and -r, with the true number of functions" kprobe_wildcards
-	t "kprobe: getstack and stackmap agree, kernel and user frames" kprobe_walkers_agree getstack stackmap
-	t "kprobe: fp refuses kernel frames without frame pointers" fp_refused_on_orc
-	t "kprobe: user frames agree across every walker" kprobe_user_frames_agree
+if ge 4 3; then
+	for w in $UWALKERS; do
+		t "uprobe, $w: exact stacks, the caller at entry kept" uprobe_exact $w
+		t "uprobe, $w: a function that starts with endbr64" uprobe_endbr_exact $w
+	done
+	t "USDT: exact counts, the semaphore set" usdt_semaphore
+else
+	t "uprobes: refused before 4.3, in one line" uprobes_refused
+fi
+
+if ge 4 14; then
+	t "tracepoint: t:syscalls:sys_enter_getppid, user frames exact" syscall_tp_exact
+elif ge 4 7; then
+	t "tracepoint: t:syscalls:* refused before 4.14, in one line" syscall_tp_refused
+fi
+if ge 4 7; then
+	t "tracepoint: one exec, one event, every walker's frames equal" tp_exec_once
+else
+	t "tracepoint: refused before 4.7, in one line" tp_refused
+fi
+
+if ge 4 2; then
+	t "-P: the process in the key" opt_P
+	t "-c: only the CPU named" opt_c
+	t "-p: only the process named" opt_p
+	t "-i: every interval's counts add up" opt_i
+else
+	t "-p, -P, -c, -- COMMAND: refused on 4.1, in one line each" opts_refused_41
+fi
+t "-D: ends by itself" opt_D
+
+t "stacksnoop: a kernel function's events, one stack each" snoop_kprobe
+if ge 4 4; then
+	t "stacksnoop --explain: the kernel chain, the caller from %rsp" snoop_explain_kernel
+else
+	t "stacksnoop --explain: refused before 4.4, in one line" explain_refused
+fi
+
+if [ "$SW_KERNEL" = fp ]; then
 	t "kprobe, forced legacy mode: kprobe_events in debugfs, same stacks" legacy_kprobe
-	t "uprobe: every walker agrees, the caller at entry kept" uprobe_walkers_agree
-	t "USDT: exact counts, semaphore set by the kernel" usdt_counts
-	t "stacksnoop: a kernel function's events, one stack each" snoop_kprobe
-	;;
-fp)
-	t "kernel features: frame pointers, from /proc/config.gz" features 'frame pointers'
-	t "kprobe: exact count, frames from the function to the syscall entry" kprobe_shape
-	t "kprobe at entry: fp equals getstack and stackmap frame by frame" kernel_frames_equal __x64_sys_getppid
-	t "kprobe at entry: the caller is frame 1 (x64_sys_call)" caller_at_entry
-	t "tracepoint: fp equals getstack frame by frame (sched_process_exec)" kernel_frames_equal t:sched:sched_process_exec
-	t "tracepoint: fp equals getstack frame by frame (raw_syscalls:sys_enter)" kernel_frames_equal t:raw_syscalls:sys_enter
-	t "kprobe: every walker agrees on kernel and user frames (-d)" kprobe_walkers_agree getstack stackmap fp
-	t "kprobe: user frames agree across every walker" kprobe_user_frames_agree
-	t "kprobe, forced legacy mode: kprobe_events in debugfs, same stacks" legacy_kprobe
-	t "kprobe, forced legacy 4.1: kernel counting, -p refused" legacy_41
-	t "uprobe: every walker agrees, the caller at entry kept" uprobe_walkers_agree
-	t "stacksnoop: a kernel function's events, one stack each" snoop_kprobe
-	t "stacksnoop, forced legacy 4.4: perf output, the same events" snoop_legacy 4.4
 	t "stacksnoop, forced legacy 4.3: trace_pipe, kernel and user frames" snoop_legacy 4.3 -d
-	t "stacksnoop, forced legacy 4.1: trace_pipe, kernel frames, system-wide" snoop_legacy_41
-	t "stacksnoop --explain: a kprobe's kernel chain, the caller from %rsp" snoop_explain_kernel
-	;;
-esac
+fi
+[ $DISK = yes ] && umount /mnt
 t "no probe left in tracefs" no_probes_left
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -5,7 +5,7 @@ WL_CFLAGS := -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
              -fno-optimize-sibling-calls -fno-inline -Wall -Wextra -Werror
 WL_DIR    := $(BUILD)/tests/workloads
 WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases \
-             $(WL_DIR)/snoop $(WL_DIR)/cxx $(WL_DIR)/jit
+             $(WL_DIR)/snoop $(WL_DIR)/cxx $(WL_DIR)/jit $(WL_DIR)/sysc
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
@@ -20,7 +20,8 @@ $(WL_DIR)/%: tests/workloads/%.cc | $(BUILD)/.deps
 	$(CXX) $(WL_CFLAGS) -o $@ $<
 
 # The same workloads, static, for the test VMs (their initramfs has no libc).
-STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt $(WL_DIR)/static/snoop
+STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt $(WL_DIR)/static/snoop \
+                    $(WL_DIR)/static/sysc $(WL_DIR)/static/phases
 
 $(WL_DIR)/static/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
