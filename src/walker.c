@@ -44,7 +44,7 @@ struct walker {
 	bool small;
 	struct bpf_map *chunks, *scratch_small;
 	struct chunk *chunk_tab;	/* by id, as of the last read */
-	size_t nchunks, chunk_cap;
+	size_t nchunks;
 	__u64 partial;		/* stacks of the last read missing chunks */
 	struct bpf_map *stacks, *config, *lost, *follow, *events;
 	struct perf_buffer *pb;
@@ -471,7 +471,7 @@ int walker__open(struct walker **out, const struct sw_features *f,
 		bpf_map__set_max_entries(w->counts[i], o->storage);
 	if (w->stacks)
 		bpf_map__set_max_entries(w->stacks, o->storage);
-	/* a new stack takes a kernel and a user chunk at most, mostly */
+	/* a stack under 64 frames a side adds two new chunks at most */
 	if (w->chunks)
 		bpf_map__set_max_entries(w->chunks, 2 * o->storage);
 	bpf_object__set_kversion(w->obj, f->version);
