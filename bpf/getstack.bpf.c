@@ -121,30 +121,174 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 }
 
 /*
+ * Small keys (4.18-5.10, where a hash key is at most 512 bytes): the
+ * frames are interned as chunks (struct sw_gsc_chunk) and the counts are
+ * keyed by the ids of each side's last chunk.  Only these programs use the
+ * maps below, and only those of this mode's programs are loaded.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sw_gsc_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+/* chunk -> its id; ids are never reused, chunks never removed */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sw_gsc_chunk);
+	__type(value, __u64);
+} chunks SEC(".maps");
+
+/*
+ * A side's region: slot 0 is room for the first chunk's parent, the frames
+ * follow from slot 1.  Chunk j's key starts at slot 63 * j, so writing its
+ * parent overwrites the last frame of chunk j-1, which is then already
+ * interned: no frame is copied.  The helper fills at most slots 1..128;
+ * the slots after stay zero, the padding of the last chunk.
+ */
+#define GSC_REGION	(1 + SW_GSC_CHUNKS * SW_GSC_FRAMES)
+
+struct gsc_scratch {
+	__u64 k[GSC_REGION];
+	__u64 u[GSC_REGION];
+	struct sw_gsc_key key;
+	/*
+	 * Ids without an atomic fetch-and-add (5.12): a per-CPU counter under
+	 * the CPU's number.  A kprobe, uprobe or tracepoint program neither
+	 * migrates nor nests with another on its CPU, so the counter needs
+	 * no atomics, and the scratch space is the CPU's own meanwhile.
+	 */
+	__u64 next_id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gsc_scratch);
+} scratch_small SEC(".maps");
+
+/*
+ * Intern one chunk under *id (its parent's id) and leave its own id there.
+ * Of two CPUs inserting the same chunk, the loser takes the winner's id.
+ */
+static __always_inline int gsc_chunk(struct gsc_scratch *s,
+				     struct sw_gsc_chunk *c, __u64 *id)
+{
+	__u64 *have, fresh;
+	long err;
+
+	c->parent = *id;
+	have = bpf_map_lookup_elem(&chunks, c);
+	if (!have) {
+		fresh = ((__u64)(bpf_get_smp_processor_id() + 1) << 40) |
+			++s->next_id;
+		err = bpf_map_update_elem(&chunks, c, &fresh, BPF_NOEXIST);
+		if (!err) {
+			*id = fresh;
+			return 0;
+		}
+		if (err == -SW_EEXIST)
+			have = bpf_map_lookup_elem(&chunks, c);
+		if (!have) {
+			sw_lost(SW_LOST_CHUNKS_FULL);
+			return -1;
+		}
+	}
+	*id = *have;
+	return 0;
+}
+
+/* The id of n frames from region[1] on (0 for none), unrolled for 4.x. */
+static __always_inline int gsc_side(struct gsc_scratch *s, __u64 *region,
+				    __u64 n, __u64 *id)
+{
+	*id = 0;
+	if (n > 0 && gsc_chunk(s, (void *)&region[0], id))
+		return -1;
+	if (n > SW_GSC_FRAMES &&
+	    gsc_chunk(s, (void *)&region[SW_GSC_FRAMES], id))
+		return -1;
+	if (n > 2 * SW_GSC_FRAMES &&
+	    gsc_chunk(s, (void *)&region[2 * SW_GSC_FRAMES], id))
+		return -1;
+	return 0;
+}
+
+/*
+ * A side's frames into region[1..], as gs_frames() does.  Frame 127 is
+ * written only when an entry caller is inserted: zero it before, or an
+ * earlier event's would pad this chunk and give an equal stack a new id.
+ */
+static __always_inline __u64 gsc_frames(void *ctx, __u64 *region,
+					__u64 flags, int entry_sp, __u64 sp)
+{
+	region[1 + SW_MAX_FRAMES] = 0;
+	return gs_frames(ctx, &region[1], flags, entry_sp, sp);
+}
+
+static __always_inline int gsc_event(void *ctx, __u64 sp, const int kentry,
+				     const int uentry, const int emit)
+{
+	struct gsc_scratch *s;
+	struct sw_config *cfg;
+	__u64 id, nk = 0, nu = 0;
+	__u32 zero = 0;
+
+	(void)emit;	/* counting only: stacksnoop sends frames, no keys */
+	cfg = sw_filter(1, SW_BRANCHY, &id);
+	if (!cfg)
+		return 0;
+	s = bpf_map_lookup_elem(&scratch_small, &zero);
+	if (!s)
+		return 0;
+	sw_key_hdr(&s->key.h, cfg, id, SW_BRANCHY);
+	if (cfg->flags & SW_CFG_KSTACK)
+		nk = gsc_frames(ctx, s->k, 0,
+				kentry && (cfg->flags & SW_CFG_KENTRY), sp);
+	if (cfg->flags & SW_CFG_USTACK)
+		nu = gsc_frames(ctx, s->u, BPF_F_USER_STACK, uentry, sp);
+	if (gsc_side(s, s->k, nk, &s->key.kid) ||
+	    gsc_side(s, s->u, nu, &s->key.uid))
+		return 0;
+	s->key.h.nk = nk;
+	s->key.h.nu = nu;
+	sw_count(&counts, &s->key);
+	return 0;
+}
+
+/*
  * kprobe: always at a function's first instruction.  uprobe_entry: at a
  * function's entry where the kernel's unwinder drops the caller.  uprobe:
  * USDT, or where the kernel's unwinder already has the caller.  Each as a
- * counting program and, suffixed _e, an emitting one.
+ * counting program, suffixed _e an emitting one, suffixed _small a
+ * counting one for small keys.
  */
-#define GS_PROGRAMS(sfx, emit)						\
+#define GS_PROGRAMS(sfx, event, emit)					\
 SEC("kprobe") int gs_kprobe##sfx(struct pt_regs *ctx)			\
 {									\
-	return gs_event(ctx, PT_REGS_SP(ctx), 1, 0, emit);		\
+	return event(ctx, PT_REGS_SP(ctx), 1, 0, emit);			\
 }									\
 SEC("kprobe") int gs_uprobe_entry##sfx(struct pt_regs *ctx)		\
 {									\
-	return gs_event(ctx, PT_REGS_SP(ctx), 0, 1, emit);		\
+	return event(ctx, PT_REGS_SP(ctx), 0, 1, emit);			\
 }									\
 SEC("kprobe") int gs_uprobe##sfx(struct pt_regs *ctx)			\
 {									\
-	return gs_event(ctx, 0, 0, 0, emit);				\
+	return event(ctx, 0, 0, 0, emit);				\
 }									\
 SEC("tracepoint") int gs_tp##sfx(void *ctx)				\
 {									\
-	return gs_event(ctx, 0, 0, 0, emit);				\
+	return event(ctx, 0, 0, 0, emit);				\
 }
 
-GS_PROGRAMS(, 0)
-GS_PROGRAMS(_e, 1)
+GS_PROGRAMS(, gs_event, 0)
+GS_PROGRAMS(_e, gs_event, 1)
+/* counting with small keys: see gsc_event() */
+GS_PROGRAMS(_small, gsc_event, 0)
 
 SW_FOLLOW_PROGRAMS()

@@ -58,6 +58,7 @@ enum sw_lost {
 	SW_LOST_FOLLOW_FULL,	/* a child of a followed process was not tracked */
 	SW_LOST_OUTPUT,		/* perf buffer full (stacksnoop) */
 	SW_LOST_TAILCALL,	/* fp: the user walk could not be reached */
+	SW_LOST_CHUNKS_FULL,	/* getstack, small keys: no room for a chunk */
 	SW_LOST_NR,
 };
 
@@ -100,6 +101,27 @@ struct sw_event_hdr {
 struct sw_gs_key {
 	struct sw_key_hdr h;
 	__u64 ip[SW_GS_FRAMES];
+};
+
+/*
+ * getstack where hash keys are at most 512 bytes (MAX_BPF_STACK, before
+ * 5.11): each side of a stack is interned as a chain of chunks of frames.
+ * Chunk j's key holds the id of chunk j-1 (0 for the first) and its
+ * frames, zero-padded; a side is known by its last chunk's id (0: no
+ * frames).  Equal frames and parent give the equal key, hence the same
+ * id: the counts key stays exact however deep the stacks.
+ */
+#define SW_GSC_FRAMES	63	/* + the parent: 512 bytes */
+#define SW_GSC_CHUNKS	3	/* enough for 127 frames and an entry caller */
+struct sw_gsc_chunk {
+	__u64 parent;
+	__u64 ip[SW_GSC_FRAMES];
+};
+
+/* the counts key: h.nk and h.nu say how many frames each side has */
+struct sw_gsc_key {
+	struct sw_key_hdr h;
+	__u64 kid, uid;
 };
 
 /*

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "kfeatures.h"
 #include "tracefs.h"
@@ -25,6 +26,20 @@ static int read_int(const char *path, int *v)
 	ok = fscanf(f, "%d", v) == 1;
 	fclose(f);
 	return ok ? 0 : -EINVAL;
+}
+
+/*
+ * Before 5.11 a hash key is at most MAX_BPF_STACK (512) bytes: creating
+ * a hash with a larger key fails with E2BIG.
+ */
+static bool probe_big_keys(void)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, NULL, 520, 8, 1, NULL);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 /* "/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset": config:32-63 */
@@ -161,6 +176,14 @@ static void mask_to(struct sw_features *f, __u32 v)
 		f->helper_get_stack = f->btf = false;
 	if (v < SW_KVERSION(4, 20, 0))
 		f->uprobe_ref_ctr = false;
+	if (v < SW_KVERSION(5, 11, 0))
+		f->map_big_keys = false;
+}
+
+void sw_features_force_small_keys(struct sw_features *f)
+{
+	f->map_big_keys = false;
+	f->small_keys_forced = true;
 }
 
 int sw_features_probe(struct sw_features *f, __u32 legacy)
@@ -194,6 +217,7 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 	f->map_percpu = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERCPU_ARRAY, NULL) == 1;
 	f->map_perf_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERF_EVENT_ARRAY, NULL) == 1;
 	f->map_prog_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PROG_ARRAY, NULL) == 1;
+	f->map_big_keys = probe_big_keys();
 
 	if (!read_int("/sys/bus/event_source/devices/kprobe/type", &v)) {
 		f->pmu_kprobe = true;
@@ -285,7 +309,10 @@ enum sw_walker sw_features_pick(const struct sw_features *f, const char **why)
 		return SW_WALKER_FP;
 	}
 	if (!sw_features_refuse(f, SW_WALKER_GETSTACK)) {
-		*why = "bpf_get_stack is available (4.18+): exact raw-frame keys";
+		*why = f->map_big_keys ?
+		       "bpf_get_stack is available (4.18+): exact raw-frame keys" :
+		       "bpf_get_stack is available (4.18+), hash keys are at "
+		       "most 512 bytes: exact interned chunks of frames";
 		return SW_WALKER_GETSTACK;
 	}
 	if (!sw_features_refuse(f, SW_WALKER_STACKMAP)) {
@@ -324,6 +351,9 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "STACK_TRACE map, get_stackid (4.6)", yes(f->helper_stackid && f->map_stack_trace));
 	fprintf(out, "%-34s %s\n", "per-CPU maps (4.6)", yes(f->map_percpu));
 	fprintf(out, "%-34s %s\n", "get_stack (4.18)", yes(f->helper_get_stack));
+	fprintf(out, "%-34s %s%s\n", "hash keys over 512 bytes (5.11)",
+		yes(f->map_big_keys),
+		f->small_keys_forced ? " (STACKWALK_SMALL_KEYS=1)" : "");
 	fprintf(out, "%-34s %s\n", "kprobes", yes(f->kprobes));
 	fprintf(out, "%-34s %s\n", "BPF on uprobes (4.3)", yes(f->uprobes));
 	fprintf(out, "%-34s %s\n", "kprobe PMU (4.17)", yes(f->pmu_kprobe));

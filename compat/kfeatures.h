@@ -38,6 +38,8 @@ struct sw_features {
 	bool helper_pid, helper_comm, helper_cpu, helper_tail_call, helper_output;
 	bool helper_stackid, helper_get_stack;
 	bool map_stack_trace, map_percpu, map_perf_array, map_prog_array;
+	bool map_big_keys;	/* hash keys over 512 bytes (5.11) */
+	bool small_keys_forced;	/* STACKWALK_SMALL_KEYS=1 cleared it */
 
 	bool kprobes, uprobes;	/* BPF can run on these probe kinds */
 	bool prog_syscall_tp;	/* BPF on syscalls:* tracepoints (4.14) */
@@ -63,6 +65,8 @@ int sw_features_probe(struct sw_features *f, __u32 legacy);
 enum sw_walker sw_features_pick(const struct sw_features *f, const char **why);
 /* Why walker w cannot run here, or NULL. */
 const char *sw_features_refuse(const struct sw_features *f, enum sw_walker w);
+/* Behave as if hash keys were limited to 512 bytes (4.18-5.10). */
+void sw_features_force_small_keys(struct sw_features *f);
 void sw_features_print(const struct sw_features *f, FILE *out);
 const char *sw_walker_name(enum sw_walker w);
 int sw_walker_parse(const char *s, enum sw_walker *w);

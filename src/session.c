@@ -137,6 +137,12 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 	    (sw_version_parse(env, &o->legacy) || !legacy_in_range(o->legacy)))
 		return session_die(t, "STACKWALK_LEGACY=%s: give a release from "
 				   "4.1 to 4.5, e.g. STACKWALK_LEGACY=4.4", env) + 1;
+	env = getenv("STACKWALK_SMALL_KEYS");
+	if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
+		return session_die(t, "STACKWALK_SMALL_KEYS=%s: give 1 to count "
+				   "with hash keys of at most 512 bytes, as on "
+				   "4.18-5.10, or 0", env) + 1;
+	o->small_keys = env && !strcmp(env, "1");
 	if (o->kernel_features)
 		return 0;
 	if (ind >= argc)
@@ -395,6 +401,8 @@ int session_start(struct session *s)
 	e = sw_features_probe(&s->f, s->o.legacy);
 	if (e)
 		return die(s, "cannot tell what this kernel offers: %s", strerror(-e));
+	if (s->o.small_keys)
+		sw_features_force_small_keys(&s->f);
 	if (s->o.kernel_features) {
 		sw_features_print(&s->f, stdout);
 		return 0;
@@ -555,6 +563,7 @@ static const char *const lost_what[SW_LOST_NR] = {
 	[SW_LOST_FOLLOW_FULL] = "as children the follow map had no room for",
 	[SW_LOST_OUTPUT] = "to a full perf buffer",
 	[SW_LOST_TAILCALL] = "to a failed tail call",
+	[SW_LOST_CHUNKS_FULL] = "to a full chunk map",
 };
 
 /* Nothing lost silently: every loss the kernel side counted, said once. */
@@ -583,6 +592,10 @@ static void report_losses(struct session *s)
 			fprintf(stderr, "%s; raise --stack-storage-size (now %u)\n",
 				line, s->o.storage);
 	}
+	if (walker__partial(s->w))
+		fprintf(stderr, "%llu stacks shown without some of their frames: "
+			"chunks of them were missing from the chunk map\n",
+			(unsigned long long)walker__partial(s->w));
 	if (walker__trace_lost(s->w))
 		fprintf(stderr, "the trace buffer overwrote %llu lines before they "
 			"were read: events may be missing; raise "

@@ -28,6 +28,7 @@ struct session_opts {
 	long duration;			/* seconds; 0: until stopped */
 	bool perpid, kernel_only, user_only, debug, kernel_features;
 	bool no_demangle;		/* C++ and Rust names as in the file */
+	bool small_keys;		/* STACKWALK_SMALL_KEYS=1: as on 4.18-5.10 */
 	/* without -K/-U, only the side the event fires on (stacksnoop) */
 	bool own_side;
 	enum sw_walker walker;

@@ -19,6 +19,12 @@
 #include "stackmap.skel.h"
 #include "fp.skel.h"
 
+/* getstack with small keys: an entry of the chunks map, as read back */
+struct chunk {
+	struct sw_gsc_chunk c;
+	__u64 id;
+};
+
 /* stacksnoop: the events of one poll, to be sorted by time */
 struct batch {
 	struct walker *w;
@@ -34,6 +40,12 @@ struct walker {
 	/* getstack keeps counts by stack size (SW_GS_CLASS); the others, one */
 	struct bpf_map *counts[SW_GS_CLASSES];
 	int ncounts;
+	/* getstack where hash keys are at most 512 bytes: interned chunks */
+	bool small;
+	struct bpf_map *chunks, *scratch_small;
+	struct chunk *chunk_tab;	/* by id, as of the last read */
+	size_t nchunks;
+	__u64 partial;		/* stacks of the last read missing chunks */
 	struct bpf_map *stacks, *config, *lost, *follow, *events;
 	struct perf_buffer *pb;
 	struct tracepipe *tp;
@@ -91,6 +103,8 @@ static const char *prog_name(const struct walker *w, enum sw_role role,
 		case SW_ROLE_TRACEPOINT: base = "tp"; break;
 		default: base = uentry ? "uprobe_entry" : "uprobe"; break;
 		}
+		if (w->small && w->o.sink == SINK_COUNT)
+			sfx = "_small";
 		snprintf(buf, len, "%s_%s%s", w->o.kind == SW_WALKER_GETSTACK ?
 			 "gs" : "sm", base, sfx);
 		return buf;
@@ -138,6 +152,19 @@ static struct bpf_program *prog(const struct walker *w, const char *name)
 	return bpf_object__find_program_by_name(w->obj, name);
 }
 
+/* The counting program the calibration fires (see calibrate()). */
+static const char *calib_prog_name(const struct walker *w)
+{
+	if (w->o.kind == SW_WALKER_STACKMAP)
+		return "sm_uprobe";
+	return w->small ? "gs_uprobe_small" : "gs_uprobe";
+}
+
+static struct bpf_map *map(const struct walker *w, const char *name)
+{
+	return bpf_object__find_map_by_name(w->obj, name);
+}
+
 static int open_object(struct walker *w)
 {
 	const void *elf;
@@ -159,11 +186,25 @@ static int open_object(struct walker *w)
 	if (!w->obj)
 		return -errno;
 	if (w->o.kind == SW_WALKER_GETSTACK) {
+		/* one mode's maps: the other's may not exist on this kernel */
+		w->small = !w->f->map_big_keys;
 		for (int i = 0; i < SW_GS_CLASSES; i++) {
 			char name[32];
 
 			snprintf(name, sizeof(name), "counts_%d", SW_GS_CLASS(i));
-			w->counts[w->ncounts++] = bpf_object__find_map_by_name(w->obj, name);
+			if (w->small)
+				bpf_map__set_autocreate(map(w, name), false);
+			else
+				w->counts[w->ncounts++] = map(w, name);
+		}
+		if (w->small) {
+			w->counts[w->ncounts++] = map(w, "counts");
+			w->chunks = map(w, "chunks");
+			w->scratch_small = map(w, "scratch_small");
+		} else {
+			bpf_map__set_autocreate(map(w, "counts"), false);
+			bpf_map__set_autocreate(map(w, "chunks"), false);
+			bpf_map__set_autocreate(map(w, "scratch_small"), false);
 		}
 	} else {
 		w->counts[w->ncounts++] = bpf_object__find_map_by_name(w->obj, "counts");
@@ -222,6 +263,7 @@ static void choose_programs(struct walker *w, const struct sw_targets *t,
 	struct bpf_program *p;
 
 	bool events = w->o.sink == SINK_EMIT || w->o.sink == SINK_EXPLAIN;
+	bool counting = w->o.sink == SINK_COUNT || shapes;
 	char name[64];
 
 	bpf_object__for_each_program(p, w->obj)
@@ -239,8 +281,11 @@ static void choose_programs(struct walker *w, const struct sw_targets *t,
 	/* what this run does not use, an old kernel may not even have */
 	bpf_map__set_autocreate(w->events, events);
 	for (int i = 0; i < w->ncounts; i++)
-		bpf_map__set_autocreate(w->counts[i], w->o.sink == SINK_COUNT ||
-					shapes);
+		bpf_map__set_autocreate(w->counts[i], counting);
+	if (w->small) {
+		bpf_map__set_autocreate(w->chunks, counting);
+		bpf_map__set_autocreate(w->scratch_small, counting);
+	}
 	if (w->o.kind == SW_WALKER_FP) {
 		bool tails = w->o.ustack && w->f->helper_tail_call &&
 			     w->o.sink != SINK_EXPLAIN;
@@ -402,13 +447,14 @@ out:
 		clear_map(w->counts[i]);
 	if (w->stacks)
 		clear_map(w->stacks);	/* its one stack must not take a slot */
+	if (w->chunks)
+		clear_map(w->chunks);
 	return err;
 }
 
 static int calibrate(struct walker *w, unsigned shapes)
 {
-	int prog_fd = bpf_program__fd(prog(w, w->o.kind == SW_WALKER_GETSTACK ?
-					   "gs_uprobe" : "sm_uprobe"));
+	int prog_fd = bpf_program__fd(prog(w, calib_prog_name(w)));
 	struct sw_config c;
 	int err;
 
@@ -452,12 +498,14 @@ int walker__open(struct walker **out, const struct sw_features *f,
 		goto fail;
 	}
 	if (calib)
-		bpf_program__set_autoload(prog(w, w->o.kind == SW_WALKER_GETSTACK ?
-					       "gs_uprobe" : "sm_uprobe"), true);
+		bpf_program__set_autoload(prog(w, calib_prog_name(w)), true);
 	for (int i = 0; i < w->ncounts; i++)
 		bpf_map__set_max_entries(w->counts[i], o->storage);
 	if (w->stacks)
 		bpf_map__set_max_entries(w->stacks, o->storage);
+	/* a stack under 64 frames a side adds two new chunks at most */
+	if (w->chunks)
+		bpf_map__set_max_entries(w->chunks, 2 * o->storage);
 	bpf_object__set_kversion(w->obj, f->version);
 	err = bpf_object__load(w->obj);
 	if (err)
@@ -707,13 +755,128 @@ struct key_frames {
 	const __u64 *k, *u;
 	size_t nk, nu;
 	__u64 kcaller, ucaller;		/* stackmap: inserted after frame 0 */
-	__u64 kbuf[SW_MAX_FRAMES], ubuf[SW_MAX_FRAMES];
+	__u64 kbuf[SW_MAX_FRAMES + 1], ubuf[SW_MAX_FRAMES + 1];
 };
 
-static void key_frames(struct walker *w, const void *key, struct key_frames *f)
+/*
+ * Every key of map m and its 8-byte value, one after the other, in
+ * *recs (to be freed).  A count's key is read before what it refers to
+ * (stack map entries, chunks), which was stored before it: so that is
+ * there when read after.
+ */
+static int snapshot(struct bpf_map *m, char **recs, size_t *n)
+{
+	size_t ks = bpf_map__key_size(m), rec = ks + sizeof(__u64), cap = 0;
+	int fd = bpf_map__fd(m);
+	char *key = malloc(ks), *v = NULL;
+	bool first = true;
+
+	*recs = NULL;
+	*n = 0;
+	if (!key)
+		return -ENOMEM;
+	/* the kernel reads the key before it writes the next: one buffer */
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, key)) {
+		first = false;
+		if (*n == cap) {
+			char *more = realloc(v, (cap = cap ? 2 * cap : 256) * rec);
+
+			if (!more) {
+				free(v);
+				free(key);
+				return -ENOMEM;
+			}
+			v = more;
+		}
+		if (bpf_map_lookup_elem(fd, key, v + *n * rec + ks))
+			continue;	/* deleted meanwhile */
+		memcpy(v + *n * rec, key, ks);
+		(*n)++;
+	}
+	free(key);
+	*recs = v;
+	return 0;
+}
+
+static int by_chunk_id(const void *a, const void *b)
+{
+	const struct chunk *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The chunks map, whole, sorted by id: once per read. */
+static int load_chunks(struct walker *w)
+{
+	char *recs;
+	int err;
+
+	free(w->chunk_tab);
+	w->chunk_tab = NULL;
+	/* struct chunk is a key and its value, as snapshot() lays them out */
+	err = snapshot(w->chunks, &recs, &w->nchunks);
+	if (err)
+		return err;
+	w->chunk_tab = (struct chunk *)recs;
+	qsort(w->chunk_tab, w->nchunks, sizeof(*w->chunk_tab), by_chunk_id);
+	return 0;
+}
+
+/*
+ * The n frames of the side whose last chunk has this id, into buf; how
+ * many were found.  Parents lead from the last chunk back to the first,
+ * whose frames come first.  A chunk not in the map (not to happen: none
+ * is removed) leaves its frames out, and *partial says so.
+ */
+static size_t chunk_frames(const struct walker *w, __u64 id, size_t n,
+			   __u64 *buf, bool *partial)
+{
+	const struct sw_gsc_chunk *chain[SW_GSC_CHUNKS];
+	size_t need = (n + SW_GSC_FRAMES - 1) / SW_GSC_FRAMES, have = 0, got = 0;
+	struct chunk want = { .id = id };
+
+	if (need > SW_GSC_CHUNKS) {
+		need = SW_GSC_CHUNKS;
+		*partial = true;
+	}
+	while (have < need && want.id) {
+		const struct chunk *c = bsearch(&want, w->chunk_tab, w->nchunks,
+						sizeof(*c), by_chunk_id);
+
+		if (!c)
+			break;
+		chain[have++] = &c->c;
+		want.id = c->c.parent;
+	}
+	if (have < need || want.id)
+		*partial = true;
+	/* chain[i] is chunk need - 1 - i: the first found is the last */
+	for (size_t i = have; i-- > 0;) {
+		size_t first = (need - 1 - i) * SW_GSC_FRAMES;
+		size_t len = n - first < SW_GSC_FRAMES ? n - first : SW_GSC_FRAMES;
+
+		memcpy(buf + got, chain[i]->ip, len * sizeof(*buf));
+		got += len;
+	}
+	return got;
+}
+
+/* A key's frames, whichever walker's key it is; counted: from a counts map. */
+static void key_frames(struct walker *w, const void *key, bool counted,
+		       struct key_frames *f)
 {
 	f->kcaller = f->ucaller = 0;
-	if (w->o.kind == SW_WALKER_GETSTACK) {
+	if (w->small && counted) {
+		const struct sw_gsc_key *k = key;
+		bool partial = false;
+
+		f->h = &k->h;
+		f->nk = chunk_frames(w, k->kid, k->h.nk, f->kbuf, &partial);
+		f->nu = chunk_frames(w, k->uid, k->h.nu, f->ubuf, &partial);
+		f->k = f->kbuf;
+		f->u = f->ubuf;
+		w->partial += partial;
+	} else if (w->o.kind == SW_WALKER_GETSTACK) {
 		const struct sw_gs_key *k = key;
 
 		f->h = &k->h;
@@ -746,26 +909,26 @@ static void key_frames(struct walker *w, const void *key, struct key_frames *f)
 static int read_counts(struct walker *w, struct bpf_map *m, struct sw_stacks *s,
 		       struct key_frames *f, size_t *fused, size_t *fcap)
 {
-	size_t ks = bpf_map__key_size(m);
-	char *key = calloc(2, sizeof(struct sw_gs_key) > ks ? sizeof(struct sw_gs_key) : ks);
-	char *next = key + (sizeof(struct sw_gs_key) > ks ? sizeof(struct sw_gs_key) : ks);
-	int fd = bpf_map__fd(m), err = 0;
-	void *prev = NULL;
+	size_t ks = bpf_map__key_size(m), n;
+	/* room for the largest key a header may claim */
+	char *key = calloc(1, sizeof(struct sw_gs_key) > ks ? sizeof(struct sw_gs_key) : ks);
+	char *recs = NULL;
 	__u64 count;
+	int err;
 
 	if (!key)
 		return -ENOMEM;
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		memcpy(key, next, ks);
-		prev = key;
-		if (bpf_map_lookup_elem(fd, key, &count))
-			continue;	/* deleted meanwhile */
-		key_frames(w, key, f);
+	err = snapshot(m, &recs, &n);
+	if (!err && w->small)
+		err = load_chunks(w);
+	for (size_t i = 0; i < n && !err; i++) {
+		memcpy(key, recs + i * (ks + sizeof(count)), ks);
+		memcpy(&count, recs + i * (ks + sizeof(count)) + ks, sizeof(count));
+		key_frames(w, key, true, f);
 		err = push_stack(s, f->h, count, f->k, f->nk, f->kcaller, f->u,
 				 f->nu, f->ucaller, fused, fcap);
-		if (err)
-			break;
 	}
+	free(recs);
 	free(key);
 	return err;
 }
@@ -781,6 +944,7 @@ int walker__read(struct walker *w, struct sw_stacks *s)
 	free(s->frames);
 	s->frames = NULL;
 	s->n = 0;
+	w->partial = 0;
 	for (int i = 0; i < w->ncounts && !err; i++)
 		err = read_counts(w, w->counts[i], s, f, &fused, &fcap);
 	free(f);
@@ -790,6 +954,11 @@ int walker__read(struct walker *w, struct sw_stacks *s)
 		s->v[i].uip = s->frames + (uintptr_t)s->v[i].uip;
 	}
 	return err;
+}
+
+__u64 walker__partial(const struct walker *w)
+{
+	return w->partial;
 }
 
 /* ---- stacksnoop: events one by one ---- */
@@ -876,7 +1045,7 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 			b->err = -ENOMEM;
 			return;
 		}
-		key_frames(b->w, e + 1, f);
+		key_frames(b->w, e + 1, false, f);
 		ev->stack.tgid = f->h->tgid;
 		memcpy(ev->stack.comm, f->h->comm, SW_COMM_LEN);
 		ev->stack.kstop = f->h->kstop;
@@ -1080,6 +1249,7 @@ void walker__free(struct walker *w)
 	for (size_t i = w->natt; i-- > 0;)
 		sw_detach(w->f, &w->att[i]);
 	free(w->att);
+	free(w->chunk_tab);
 	bpf_object__close(w->obj);
 	free(w);
 }

@@ -73,3 +73,23 @@ teardown_processes() {
 	[ -n "${PHASES_PID:-}" ] && kill "$PHASES_PID" 2>/dev/null
 	return 0
 }
+
+# -i -T on phases: counts in order, 5 then 7, never the sum, each interval
+# with its time.
+check_interval_counts() {
+	start_phases
+	start_sc -U -i 1 -T -p "$PHASES_PID" "$W/phases:work"
+	phase 5
+	wait_for '^    5$' "$BATS_TEST_TMPDIR/sc.out"
+	phase 7
+	wait_for '^    7$' "$BATS_TEST_TMPDIR/sc.out"
+	stop_sc
+	stop_phases
+	out=$BATS_TEST_TMPDIR/sc.out
+	# counts in order: 5 then 7, never the sum
+	[ "$(grep -E '^    [0-9]+$' "$out" | tr -d ' ' | tr '\n' ' ')" = "5 7 " ]
+	# a time before each interval's stacks
+	[ "$(grep -cE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' "$out")" -ge 2 ]
+	grep -B6 -x '    5' "$out" | grep -qE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$'
+	[ "$(tail -n1 "$out")" = "Detaching..." ]
+}

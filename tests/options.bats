@@ -171,21 +171,7 @@ EOF
 }
 
 @test "-i -T: each interval prints its own counts, with the time" {
-	start_phases
-	start_sc -U -i 1 -T -p "$PHASES_PID" "$W/phases:work"
-	phase 5
-	wait_for '^    5$' "$BATS_TEST_TMPDIR/sc.out"
-	phase 7
-	wait_for '^    7$' "$BATS_TEST_TMPDIR/sc.out"
-	stop_sc
-	stop_phases
-	out=$BATS_TEST_TMPDIR/sc.out
-	# counts in order: 5 then 7, never the sum
-	[ "$(grep -E '^    [0-9]+$' "$out" | tr -d ' ' | tr '\n' ' ')" = "5 7 " ]
-	# a time before each interval's stacks
-	[ "$(grep -cE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' "$out")" -ge 2 ]
-	grep -B6 -x '    5' "$out" | grep -qE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$'
-	[ "$(tail -n1 "$out")" = "Detaching..." ]
+	check_interval_counts
 }
 
 @test "-D: ends by itself after the duration, with the counts" {
@@ -231,6 +217,7 @@ EOF
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -qx 'kprobes                            no'
 	echo "$output" | grep -qx 'get_stack (4.18)                   yes'
+	echo "$output" | grep -qx 'hash keys over 512 bytes (5.11)    yes'
 	echo "$output" | grep -qx 'kernel unwinder                    ORC (CONFIG_UNWINDER_ORC=y)'
 	echo "$output" | grep -qx 'walker                             getstack: bpf_get_stack is available (4.18+): exact raw-frame keys'
 }

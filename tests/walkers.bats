@@ -205,12 +205,17 @@ check_manypaths() {
 	}' f0="$1"
 }
 
-@test "auto: a few thousand distinct stacks, each with its exact count" {
-	run --separate-stderr "$SC" -U -s "$W/manypaths:target" -- "$W/manypaths" 12
+# manypaths 12 with stackcount's options $@: every path, its exact count
+manypaths_exact() {
+	run --separate-stderr "$SC" -U -s "$@" "$W/manypaths:target" -- "$W/manypaths" 12
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	site0=$(echo "$output" | awk '/^  target\+/ { getline; print $1; exit }')
 	echo "$output" | check_manypaths "$site0"
+}
+
+@test "auto: a few thousand distinct stacks, each with its exact count" {
+	manypaths_exact
 }
 
 lost_of() {
@@ -304,4 +309,109 @@ EOF
 
 Detaching...
 EOF2
+}
+
+# ---- getstack with small hash keys, as on 4.18-5.10 (forced here):
+# each side of a stack interned as chunks of 63 frames ----
+
+@test "getstack, small keys: exact stacks and counts, caller at function entry kept" {
+	STACKWALK_SMALL_KEYS=1 run --separate-stderr "$SC" -U --walker getstack "$W/paths:work" -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	diff -u <(expected_work) <(echo "$output" | normalize)
+}
+
+@test "getstack, small keys: a few thousand distinct stacks, each with its exact count" {
+	STACKWALK_SMALL_KEYS=1 manypaths_exact --walker getstack
+}
+
+# deep N: target, down(N % 3) ... down1, down0, main, [unknown]; the
+# kernel's unwinder gives at most 127 frames (this kernel adds the caller
+# at a function's entry itself).
+expected_deep() {
+	local d
+	{
+		echo "  target"
+		for ((d = $1; d >= 0; d--)); do
+			echo "  down$((d % 3))"
+		done
+		printf '  main\n  [unknown]\n'
+	} | head -n 127
+	printf '    deep [PID]\n    2\n'
+}
+
+@test "getstack, small keys: deep stacks across chunk boundaries, frame by frame" {
+	# 63, 64, 126, 127 frames; 104; 203 cut to 127
+	for n in 59 60 122 123 100 200; do
+		STACKWALK_SMALL_KEYS=1 run --separate-stderr "$SC" -U --walker getstack \
+			"$W/deep:target" -- "$W/deep" "$n"
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		diff -u <(expected_deep "$n") <(echo "$output" | sed '1,2d' | head -n -2 | normalize)
+	done
+}
+
+@test "getstack, small keys: kernel and user frames of a tracepoint as with large keys" {
+	for small in 0 1; do
+		STACKWALK_SMALL_KEYS=$small "$SC" -d --walker getstack t:syscalls:sys_enter_getppid \
+			-- "$W/paths" 3 | normalize > "$BATS_TEST_TMPDIR/$small"
+	done
+	grep -qx '  do_syscall_64' "$BATS_TEST_TMPDIR/1"
+	diff -u "$BATS_TEST_TMPDIR/0" "$BATS_TEST_TMPDIR/1"
+}
+
+# one stack in two processes: shared chunks, a count each
+@test "getstack, small keys: -P keeps each process's count" {
+	STACKWALK_SMALL_KEYS=1 run --separate-stderr "$SC" -P -U --walker getstack \
+		"$W/paths:via_b" -- sh -c "$W/paths 2; $W/paths 3"
+	[ "$status" -eq 0 ]
+	diff -u - <(echo "$output" | normalize) <<EOF
+Tracing 1 functions for "$W/paths:via_b"... Hit Ctrl-C to end.
+
+  via_b
+  main
+  [unknown]
+    paths [PID]
+    4
+
+  via_b
+  main
+  [unknown]
+    paths [PID]
+    6
+
+Detaching...
+EOF
+}
+
+@test "getstack, small keys: -i prints each interval's own counts, chunks kept" {
+	STACKWALK_SMALL_KEYS=1 check_interval_counts
+	diff -u <(
+		echo "Tracing 1 functions for \"$W/phases:work\"... Hit Ctrl-C to end."
+		for n in 5 7; do
+			printf '  work\n  via_a\n  main\n  [unknown]\n    %s\n' $n
+		done
+		echo "Detaching..."
+	) <(grep -vE '^$|^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' "$BATS_TEST_TMPDIR/sc.out")
+}
+
+# 4096 stacks of one chunk each, in order: the first 1024 fill the counts,
+# the next 1024 fill the chunk map (twice the storage size)
+@test "getstack, small keys, small maps: each loss counted, by cause" {
+	STACKWALK_SMALL_KEYS=1 run --separate-stderr "$SC" -U -s --walker getstack \
+		--stack-storage-size 1024 "$W/manypaths:target" -- "$W/manypaths" 12
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | grep -c '^    [0-9]')" -eq 1024 ]
+	[ "$(echo "$output" | counted_of)" -eq 2047 ]
+	[ "$stderr" = "6144 stacks lost: 2048 to a full counts map, 4096 to a full chunk map; raise --stack-storage-size (now 1024)" ]
+}
+
+@test "--kernel-features with STACKWALK_SMALL_KEYS=1: small keys, and the walker's mode" {
+	STACKWALK_SMALL_KEYS=1 run "$SC" --kernel-features
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -qx 'hash keys over 512 bytes (5.11)    no (STACKWALK_SMALL_KEYS=1)'
+	echo "$output" | grep -qx 'walker                             getstack: bpf_get_stack is available (4.18+), hash keys are at most 512 bytes: exact interned chunks of frames'
+	STACKWALK_SMALL_KEYS=2 run --separate-stderr "$SC" --kernel-features
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"STACKWALK_SMALL_KEYS=2: give 1 to count with hash keys of at most 512 bytes"* ]]
 }
