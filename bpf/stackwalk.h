@@ -47,6 +47,11 @@ struct sw_config {
 	__u32 fork_child_off;
 	/* stacksnoop on 4.1-4.3: tags our trace_printk lines in trace_pipe */
 	__u32 magic;
+	/*
+	 * Where the JIT's frame (saved %rbp, return address) sits above the
+	 * BPF frame pointer: 4.12-4.17 JITs keep callee-saved registers there.
+	 */
+	__u32 jit_frame_off;
 };
 
 /* Array map "lost": events whose stack could not be recorded, by cause. */

@@ -98,6 +98,13 @@ static void read_config(struct sw_features *f)
 	/* x86_64: 16 KiB since 3.15, doubled by KASAN; FRED pads the top */
 	f->thread_size = kasan ? 32768 : 16384;
 	f->stack_padding = fred ? 16 : 0;
+	/*
+	 * 4.12 moved the JIT's callee-saved registers (rbx, r13-r15, the tail
+	 * call count: 40 bytes) above the BPF stack and points %rbp below
+	 * them; 4.18 put the frame back where %rbp points (seen on 4.14.5).
+	 */
+	if (f->version >= SW_KVERSION(4, 12, 0) && f->version < SW_KVERSION(4, 18, 0))
+		f->jit_frame_off = 40;
 
 	if (!found)
 		return;
@@ -363,7 +370,8 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s (%s)\n", "kernel unwinder", unw[f->unwinder], f->unwinder_why);
 	fprintf(out, "%-34s %s\n", "syscall fast path, stale %rbp", yes(f->syscall_fastpath));
 	fprintf(out, "%-34s %s\n", "BTF", yes(f->btf));
-	fprintf(out, "%-34s %s\n", "BPF JIT", yes(f->jit));
+	fprintf(out, "%-34s %s, its frame %u bytes above the BPF frame pointer\n",
+		"BPF JIT", yes(f->jit), f->jit_frame_off);
 	fprintf(out, "%-34s %s\n", "RLIMIT_MEMLOCK raised or unneeded", yes(f->memlock_ok));
 	fprintf(out, "%-34s %u bytes, %u padding\n", "kernel stack (THREAD_SIZE)",
 		f->thread_size, f->stack_padding);

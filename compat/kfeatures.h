@@ -58,6 +58,7 @@ struct sw_features {
 	bool btf, jit;
 	bool memlock_ok;	/* RLIMIT_MEMLOCK raised (or not needed) */
 	__u32 thread_size, stack_padding;
+	__u32 jit_frame_off;	/* see struct sw_config */
 	char tracefs[PATH_MAX];	/* "" until sw_tracefs() mounts or finds it */
 };
 

@@ -88,7 +88,7 @@ class Walk:
         """4.1-4.3: the frame goes out at once, so no path rejoins later."""
         if not self.printk:
             return ""
-        return (f"{indent}bpf_trace_printk(fmt, 16, magic, {i}, "
+        return (f"{indent}bpf_trace_printk(fmt, SW_FMT_FRAME_LEN, magic, {i}, "
                 f"{self.slot(i)});\n")
 
 

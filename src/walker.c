@@ -377,6 +377,7 @@ static void base_config(const struct walker *w, struct sw_config *c)
 	c->follow_mask = w->o.follow ? ~0u : 0;
 	c->thread_size = f->thread_size;
 	c->stack_padding = f->stack_padding;
+	c->jit_frame_off = f->jit_frame_off;
 	c->magic = w->magic;
 }
 
@@ -902,6 +903,17 @@ static void key_frames(struct walker *w, const void *key, bool counted,
 		f->u = k->uip;
 		f->nk = nframes(k->kip, SW_FP_KDEPTH);
 		f->nu = nframes(k->uip, SW_FP_UDEPTH);
+	}
+	/*
+	 * Some kernels' unwinders (5.15's, at a tracepoint) give the frame
+	 * where the event fired twice: once from the registers perf made up
+	 * for it, once from the frame chain.  At a probe or a tracepoint,
+	 * frame 0 is where the event fired and frame 1 a return into the
+	 * caller: they are equal only when one frame was given twice.
+	 */
+	if (f->nk >= 2 && f->k[0] == f->k[1] && !f->kcaller) {
+		f->k++;
+		f->nk--;
 	}
 }
 
