@@ -52,6 +52,13 @@ struct sw_config {
 	 * BPF frame pointer: 4.12-4.17 JITs keep callee-saved registers there.
 	 */
 	__u32 jit_frame_off;
+	/*
+	 * ret_from_fork, where every task's kernel stack begins: a walk ends
+	 * at a return into it, as what lies beyond is no frame (a kernel
+	 * thread's %rbp there holds its argument).
+	 */
+	__u64 root_ip;
+	__u64 root_len;
 };
 
 /* Array map "lost": events whose stack could not be recorded, by cause. */
@@ -75,6 +82,7 @@ enum sw_stop {
 	SW_STOP_LEFT_KERNEL,	/* the return address is not kernel text */
 	SW_STOP_DEPTH,		/* out of key slots: the stack is deeper */
 	SW_STOP_NO_USER,	/* no user registers (kernel thread, IRQ) */
+	SW_STOP_ROOT,		/* returned into ret_from_fork: the first frame */
 	SW_STOP_NR,
 };
 

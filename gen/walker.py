@@ -108,11 +108,18 @@ def kernel_step(w, i):
 		return;
 	}}
 {w.note_frame(i)}\
+{root_check(w, i)}\
 	if (bpf_probe_read(&bp, 8, (void *)bp))
 		goto unreadable;
 	if (!bp || (bp & 7))
 		goto end;
 """
+
+
+def root_check(w, i, indent="\t"):
+    """A return into ret_from_fork: the task's first frame, the walk's end."""
+    return (f"{indent}if ({w.slot(i)} - cfg->root_ip < cfg->root_len)\n"
+            f"{indent}\tgoto root;\n")
 
 
 def user_step(w, i):
@@ -135,6 +142,14 @@ def user_step(w, i):
 
 def walk_function(w, name, params, doc, prologue, step, first, depth):
     body = "".join(step(w, i) for i in range(first, depth))
+    root = ""
+    if step is kernel_step:
+        root = f"""\
+root:
+	{w.rec}->h.{w.stop} = SW_STOP_ROOT;
+{w.note_last()}\
+	return;
+"""
     return f"""
 /* {doc} */
 static __always_inline void {name}({params})
@@ -143,6 +158,7 @@ static __always_inline void {name}({params})
 	{w.rec}->h.{w.stop} = SW_STOP_DEPTH;
 {w.note_last()}\
 	return;
+{root}\
 end:
 	{w.rec}->h.{w.stop} = SW_STOP_END;
 {w.note_last()}\
@@ -170,17 +186,18 @@ def walks(depth, xdepth):
         sp_note = f"\t{rec}->sp = sp;\n" if explain else ""
         out.append(walk_function(
             k, "sw_fp_kwalk_entry" + suffix,
-            f"{rtype} *{rec}, __u64 ip, __u64 sp, __u64 bp, __u64 *ubp{pargs}",
+            f"const struct sw_config *cfg, {rtype} *{rec}, __u64 ip, __u64 sp, "
+            f"__u64 bp, __u64 *ubp{pargs}",
             "kprobe on a function entry: ip, the caller at *sp, then the chain",
             f"\t{k.slot(0)} = ip;\n{sp_note}{k.note_frame(0)}"
             f"\tif (bpf_probe_read(&{k.slot(1)}, 8, (void *)sp))\n\t\tgoto unreadable;\n"
-            f"{k.note_frame(1)}"
+            f"{k.note_frame(1)}{root_check(k, 1)}"
             "\tif (!bp || (bp & 7))\n\t\tgoto end;\n",
             kernel_step, 2, d))
         if not printk:	# tracepoints arrived with perf_event_output
             out.append(walk_function(
                 k, "sw_fp_kwalk" + suffix,
-                f"{rtype} *{rec}, __u64 bp, __u64 *ubp",
+                f"const struct sw_config *cfg, {rtype} *{rec}, __u64 bp, __u64 *ubp",
                 "frames only, from a frame pointer (the program's own, in a tracepoint)",
                 "", kernel_step, 0, d))
         out.append(walk_function(

@@ -47,6 +47,11 @@ static void why_stop(FILE *out, const char *pfx, const struct sw_fp_explain *x,
 			"kernel for the user stack of the task\n", pfx,
 			(unsigned long long)x->last, pfx);
 		break;
+	case SW_STOP_ROOT:
+		fprintf(out, "%sstop: the frame returns into ret_from_fork, where "
+			"every task's kernel stack\n%s      begins: there is no "
+			"frame beyond it\n", pfx, pfx);
+		break;
 	case SW_STOP_DEPTH:
 		fprintf(out, "%sstop: %zu frames read, all the walker holds (its "
 			"depth fits 4.x's BPF limits);\n%s      the chain goes "

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "walker.h"
 #include "calib.h"
+#include "ksyms.h"
 #include "tracepipe.h"
 #include "sources.h"
 #include "fp_key.h"
@@ -35,6 +36,7 @@ struct batch {
 
 struct walker {
 	const struct sw_features *f;
+	__u64 root_ip, root_len;	/* see struct sw_config */
 	struct walker_opts o;
 	struct bpf_object *obj;
 	/* getstack keeps counts by stack size (SW_GS_CLASS); the others, one */
@@ -378,6 +380,8 @@ static void base_config(const struct walker *w, struct sw_config *c)
 	c->thread_size = f->thread_size;
 	c->stack_padding = f->stack_padding;
 	c->jit_frame_off = f->jit_frame_off;
+	c->root_ip = w->root_ip;
+	c->root_len = w->root_len;
 	c->magic = w->magic;
 }
 
@@ -473,6 +477,29 @@ static int calibrate(struct walker *w, unsigned shapes)
 	return err;
 }
 
+/*
+ * Where a kernel frame-pointer walk ends: the return into the code every
+ * task starts in (6.6 split it into ret_from_fork_asm and a C part).
+ */
+static int find_root(struct walker *w)
+{
+	static const char *const names[] = { "ret_from_fork_asm", "ret_from_fork" };
+	const struct ksym *s = NULL;
+	struct ksyms *ks;
+	int err = ksyms__new(&ks, NULL);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < 2 && !s; i++)
+		s = ksyms__get(ks, names[i]);
+	if (s) {
+		w->root_ip = s->addr;
+		w->root_len = s->end - s->addr;
+	}
+	ksyms__free(ks);
+	return s ? 0 : -ENOENT;
+}
+
 int walker__open(struct walker **out, const struct sw_features *f,
 		 const struct walker_opts *o, const struct sw_targets *t)
 {
@@ -534,6 +561,9 @@ int walker__open(struct walker **out, const struct sw_features *f,
 		if (err)
 			goto fail;
 	}
+	/* without kallsyms the walk ends one frame late: no reason to fail */
+	if (o->kind == SW_WALKER_FP && f->unwinder == SW_UNWINDER_FP)
+		find_root(w);
 	base_config(w, &c);
 	if (o->follow && fork_hook_tracepoint(f)) {
 		int off = tp_field_offset(f->tracefs, "sched", "sched_process_fork",

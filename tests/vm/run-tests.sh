@@ -217,8 +217,8 @@ kernel_frames_equal() {	# PATTERN: every walker's kernel frames, with addresses
 kprobe_wildcards() {
 	sc /tmp/w.glob "${GETPPID%id}*" -K -- ./paths 2 &&
 	traced "${GETPPID%id}*" "$(getppid_block 2)" | expect /tmp/w.glob &&
-	sc /tmp/w.re -K -r "${GETPPID%id}.\$" -- ./paths 2 &&
-	traced "${GETPPID%id}.\$" "$(getppid_block 2)" | expect /tmp/w.re
+	sc /tmp/w.re -K -r "${GETPPID%d}.\$" -- ./paths 2 &&
+	traced "${GETPPID%d}.\$" "$(getppid_block 2)" | expect /tmp/w.re
 }
 
 sys_name_hint() {	# 4.17+: sys_NAME is gone; say what it is called now
