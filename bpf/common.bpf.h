@@ -190,6 +190,25 @@ static __always_inline __u64 sw_bound(__u64 v, const __u64 max)
 }
 
 /*
+ * sw_emit() of head bytes, then n frames of 8 bytes, n at most max.  The
+ * size is bounded after the last call before the output: clang may keep a
+ * value that outlives a call on the BPF stack, and before 5.10 a scalar
+ * filled from the stack has lost its bounds (4.19 keeps only pointers
+ * there, 5.3 constants too), so a size bounded any earlier may reach the
+ * helper unbounded on 4.19 and 5.4: "R5 min value is negative".
+ */
+static __always_inline void sw_emit_frames(void *ctx, void *rec,
+					   const __u64 head, __u64 n,
+					   const __u64 max)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	n = sw_bound(n, max);
+	if (bpf_perf_event_output(ctx, &events, cpu, rec, head + n * 8))
+		sw_lost(SW_LOST_OUTPUT);
+}
+
+/*
  * The numeric value of a pointer the verifier tracks (the stack, ctx).
  * Copying the spilled pointer with bpf_probe_read hands back plain bytes;
  * root may do that, and arithmetic on the result (masking a stack address

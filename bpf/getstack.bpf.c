@@ -111,9 +111,9 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 	key->h.nu = nu;
 	if (emit) {
 		sw_event_hdr(&rec->e);
-		/* the frames there are, not the whole key */
-		nu = sw_bound(nu, SW_MAX_FRAMES + 1);
-		sw_emit(ctx, rec, sizeof(rec->e) + sizeof(key->h) + (nk + nu) * 8);
+		/* the frames there are, not the whole key: each side <= 128 */
+		sw_emit_frames(ctx, rec, sizeof(rec->e) + sizeof(key->h),
+			       nk + nu, SW_GS_FRAMES);
 	} else {
 		gs_count(key, nk + nu);
 	}
