@@ -26,6 +26,13 @@
 
 #include "fp_walk.h"
 
+/*
+ * A walk's end, ret_from_fork's range, as a number (gen/walker.py): 4.1
+ * forbids arithmetic on a map value pointer and 4.9 loses one spilled to
+ * the stack, so the walks never see the config's address.
+ */
+#define SW_ROOT(cfg)	(cfg)->root
+
 enum sink { COUNT, EMIT };
 
 struct {
@@ -151,7 +158,7 @@ int fp_kprobe(struct pt_regs *ctx)
 	sw_key_hdr(&key.h, cfg, id, SW_LINEAR);
 	/* even for user frames only: on 4.4 the chain's end is the user %rbp */
 	if (cfg->flags & SW_CFG_KFP)
-		sw_fp_kwalk_entry(cfg, &key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+		sw_fp_kwalk_entry(SW_ROOT(cfg), &key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 				  PT_REGS_FP(ctx), &ubp);
 	fp_hand_over(ctx, &key, sw_user_regs(cfg, PT_REGS_SP(ctx)), ubp,
 		     &tails_kp);
@@ -173,7 +180,7 @@ static __always_inline int fp_kprobe_kernel(struct pt_regs *ctx,
 		return 0;
 	if (have_42)
 		sw_key_hdr(&rec.key.h, cfg, id, SW_LINEAR);
-	sw_fp_kwalk_entry(cfg, &rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+	sw_fp_kwalk_entry(SW_ROOT(cfg), &rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 			  PT_REGS_FP(ctx), &ubp);
 	fp_done(ctx, &rec, sink);
 	return 0;
@@ -202,12 +209,12 @@ static __always_inline int fp_tp_common(void *ctx, const int user,
 	sw_key_hdr(&rec.key.h, cfg, id, SW_LINEAR);
 	fp = sw_frame_pointer() + cfg->jit_frame_off;
 	if (!user) {
-		sw_fp_kwalk(cfg, &rec.key, fp, &ubp);
+		sw_fp_kwalk(SW_ROOT(cfg), &rec.key, fp, &ubp);
 		fp_done(ctx, &rec, sink);
 		return 0;
 	}
 	if (cfg->flags & SW_CFG_KFP)
-		sw_fp_kwalk(cfg, &rec.key, fp, &ubp);
+		sw_fp_kwalk(SW_ROOT(cfg), &rec.key, fp, &ubp);
 	fp_hand_over(ctx, &rec.key, sw_user_regs(cfg, fp), ubp, &tails_tp);
 	return 0;
 }
@@ -310,7 +317,7 @@ static __always_inline int fp_kprobe_k_print(struct pt_regs *ctx,
 	if (!cfg)
 		return 0;
 	fp_fmt(fmt, 'k');
-	sw_fp_kwalk_entry_p(cfg, &key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+	sw_fp_kwalk_entry_p(SW_ROOT(cfg), &key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 			    PT_REGS_FP(ctx), &ubp, (const char *)fmt, cfg->magic);
 	fp_printk_end(&key, fmt, cfg->magic);
 	return 0;
@@ -334,7 +341,7 @@ int fp_kprobe_p(struct pt_regs *ctx)
 		return 0;
 	fp_fmt(fmt, 'k');
 	if (cfg->flags & SW_CFG_KFP)
-		sw_fp_kwalk_entry_p(cfg, &key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+		sw_fp_kwalk_entry_p(SW_ROOT(cfg), &key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 				    PT_REGS_FP(ctx), &ubp, (const char *)fmt,
 				    cfg->magic);
 	fp_hand_over(ctx, &key, sw_user_regs(cfg, PT_REGS_SP(ctx)), ubp,
@@ -423,9 +430,9 @@ static __always_inline int fp_explain(void *ctx, __u64 ip, __u64 sp,
 	else if (user)
 		sw_fp_uwalk_x(&rec.x, ip, bp, &next);
 	else if (entry)
-		sw_fp_kwalk_entry_x(cfg, &rec.x, ip, sp, bp, &next);
+		sw_fp_kwalk_entry_x(SW_ROOT(cfg), &rec.x, ip, sp, bp, &next);
 	else
-		sw_fp_kwalk_x(cfg, &rec.x, bp, &next);
+		sw_fp_kwalk_x(SW_ROOT(cfg), &rec.x, bp, &next);
 	sw_event_hdr(&rec.e);
 	sw_emit(ctx, &rec, sizeof(rec));
 	return 0;

@@ -55,10 +55,10 @@ struct sw_config {
 	/*
 	 * ret_from_fork, where every task's kernel stack begins: a walk ends
 	 * at a return into it, as what lies beyond is no frame (a kernel
-	 * thread's %rbp there holds its argument).
+	 * thread's %rbp there holds its argument).  Its size << 32 | the low
+	 * half of its address (see gen/walker.py).
 	 */
-	__u64 root_ip;
-	__u64 root_len;
+	__u64 root;
 };
 
 /* Array map "lost": events whose stack could not be recorded, by cause. */

@@ -117,8 +117,12 @@ def kernel_step(w, i):
 
 
 def root_check(w, i, indent="\t"):
-    """A return into ret_from_fork: the task's first frame, the walk's end."""
-    return (f"{indent}if ({w.slot(i)} - cfg->root_ip < cfg->root_len)\n"
+    """A return into ret_from_fork: the task's first frame, the walk's end.
+
+    root packs the range as size << 32 | the low half of its address: kernel
+    text lies in one 4 GiB window, so the low halves tell addresses apart,
+    and one number spills to the stack in 8 bytes, not 16."""
+    return (f"{indent}if ((({w.slot(i)} - root) & 0xffffffff) < (root >> 32))\n"
             f"{indent}\tgoto root;\n")
 
 
@@ -186,8 +190,8 @@ def walks(depth, xdepth):
         sp_note = f"\t{rec}->sp = sp;\n" if explain else ""
         out.append(walk_function(
             k, "sw_fp_kwalk_entry" + suffix,
-            f"const struct sw_config *cfg, {rtype} *{rec}, __u64 ip, __u64 sp, "
-            f"__u64 bp, __u64 *ubp{pargs}",
+            f"__u64 root, {rtype} *{rec}, __u64 ip, __u64 sp, __u64 bp, "
+            f"__u64 *ubp{pargs}",
             "kprobe on a function entry: ip, the caller at *sp, then the chain",
             f"\t{k.slot(0)} = ip;\n{sp_note}{k.note_frame(0)}"
             f"\tif (bpf_probe_read(&{k.slot(1)}, 8, (void *)sp))\n\t\tgoto unreadable;\n"
@@ -197,7 +201,7 @@ def walks(depth, xdepth):
         if not printk:	# tracepoints arrived with perf_event_output
             out.append(walk_function(
                 k, "sw_fp_kwalk" + suffix,
-                f"const struct sw_config *cfg, {rtype} *{rec}, __u64 bp, __u64 *ubp",
+                f"__u64 root, {rtype} *{rec}, __u64 bp, __u64 *ubp",
                 "frames only, from a frame pointer (the program's own, in a tracepoint)",
                 "", kernel_step, 0, d))
         out.append(walk_function(

@@ -36,7 +36,7 @@ struct batch {
 
 struct walker {
 	const struct sw_features *f;
-	__u64 root_ip, root_len;	/* see struct sw_config */
+	__u64 root;		/* see struct sw_config */
 	struct walker_opts o;
 	struct bpf_object *obj;
 	/* getstack keeps counts by stack size (SW_GS_CLASS); the others, one */
@@ -380,8 +380,7 @@ static void base_config(const struct walker *w, struct sw_config *c)
 	c->thread_size = f->thread_size;
 	c->stack_padding = f->stack_padding;
 	c->jit_frame_off = f->jit_frame_off;
-	c->root_ip = w->root_ip;
-	c->root_len = w->root_len;
+	c->root = w->root;
 	c->magic = w->magic;
 }
 
@@ -492,10 +491,8 @@ static int find_root(struct walker *w)
 		return err;
 	for (size_t i = 0; i < 2 && !s; i++)
 		s = ksyms__get(ks, names[i]);
-	if (s) {
-		w->root_ip = s->addr;
-		w->root_len = s->end - s->addr;
-	}
+	if (s)
+		w->root = (s->end - s->addr) << 32 | (__u32)s->addr;
 	ksyms__free(ks);
 	return s ? 0 : -ENOENT;
 }
