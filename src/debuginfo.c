@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <lzma.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 #include "debuginfo.h"
+#include "untrusted.h"
 
 static const char *debug_dir(void)
 {
@@ -37,60 +36,48 @@ static Elf_Scn *section(Elf *elf, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
-static int add(struct debuginfo *d, Elf *elf, int fd, void *mem)
+static int add(struct debuginfo *d, Elf *elf, void *mem)
 {
 	for (int i = 0; i < DEBUGINFO_MAX; i++) {
 		if (!d->elf[i]) {
 			d->elf[i] = elf;
-			d->fd[i] = fd;
 			d->mem[i] = mem;
 			return 0;
 		}
 	}
 	elf_end(elf);
-	if (fd >= 0)
-		close(fd);
 	free(mem);
 	return -ENOSPC;
 }
 
-/* An ELF file with a symbol table, kept open; crc checked when non-zero. */
-static Elf *open_debug(const char *path, uint32_t crc, bool check_crc, int *fdp)
+/* An ELF file with a symbol table; its CRC checked when asked. */
+static Elf *open_debug(const char *path, uint32_t crc, bool check_crc,
+		       void **mem, struct untrusted_skip *sk)
 {
-	Elf *elf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *image;
+	size_t size;
+	int err;
+	Elf *elf = untrusted_elf(path, mem, &err, sk);
 
-	if (fd < 0)
-		return NULL;
-	if (check_crc) {
-		unsigned char buf[65536];
-		uLong c = crc32(0, Z_NULL, 0);
-		ssize_t n;
-
-		while ((n = read(fd, buf, sizeof(buf))) > 0)
-			c = crc32(c, buf, n);
-		if (n < 0 || c != crc) {
-			close(fd);
-			return NULL;
-		}
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return NULL;
-	}
-	*fdp = fd;
-	return elf;
+	if (!elf || !check_crc)
+		return elf;
+	/* of the bytes held, not read again: the file cannot change between */
+	image = elf_rawfile(elf, &size);
+	if (image && crc32(crc32(0, Z_NULL, 0), (const Bytef *)image, size) == crc)
+		return elf;
+	elf_end(elf);
+	free(*mem);
+	*mem = NULL;
+	return NULL;
 }
 
-static int by_build_id(struct debuginfo *d, const uint8_t *id, size_t n)
+static int by_build_id(struct debuginfo *d, const uint8_t *id, size_t n,
+		       struct untrusted_skip *sk)
 {
 	char path[4096];
 	size_t len;
 	Elf *elf;
-	int fd;
+	void *mem;
 
 	if (n < 2)
 		return -ENOENT;
@@ -98,12 +85,13 @@ static int by_build_id(struct debuginfo *d, const uint8_t *id, size_t n)
 	for (size_t i = 1; i < n && len + 3 < sizeof(path); i++)
 		len += snprintf(path + len, sizeof(path) - len, "%02x", id[i]);
 	snprintf(path + len, sizeof(path) - len, ".debug");
-	elf = open_debug(path, 0, false, &fd);
-	return elf ? add(d, elf, fd, NULL) : -ENOENT;
+	elf = open_debug(path, 0, false, &mem, sk);
+	return elf ? add(d, elf, mem) : -ENOENT;
 }
 
 /* .gnu_debuglink: a file name, padding to 4 bytes, then the file's CRC32. */
-static int by_debuglink(struct debuginfo *d, const char *path, Elf *elf)
+static int by_debuglink(struct debuginfo *d, const char *path, Elf *elf,
+			struct untrusted_skip *sk)
 {
 	char dir[4096], cand[8192];
 	const char *slash = strrchr(path, '/');
@@ -113,7 +101,7 @@ static int by_debuglink(struct debuginfo *d, const char *path, Elf *elf)
 	const char *name;
 	uint32_t crc;
 	size_t off;
-	int fd;
+	void *mem;
 
 	if (!scn || !(data = elf_getdata(scn, NULL)) || !data->d_size)
 		return -ENOENT;
@@ -134,15 +122,20 @@ static int by_debuglink(struct debuginfo *d, const char *path, Elf *elf)
 			snprintf(cand, sizeof(cand), fmt[i], debug_dir(), dir, name);
 		if (!strcmp(cand, path))
 			continue;	/* the link names the file itself */
-		e = open_debug(cand, crc, true, &fd);
+		e = open_debug(cand, crc, true, &mem, sk);
 		if (e)
-			return add(d, e, fd, NULL);
+			return add(d, e, mem);
 	}
 	return -ENOENT;
 }
 
-/* .gnu_debugdata: an xz stream of a small ELF with a .symtab. */
-static int by_debugdata(struct debuginfo *d, Elf *elf)
+/*
+ * .gnu_debugdata: an xz stream of a small ELF with a .symtab.  Real ones
+ * hold a few MB at most; an xz stream of zeros grows 6000-fold, so what
+ * it may grow to and what its decoder may take are both bounded.
+ */
+static int by_debugdata(struct debuginfo *d, const char *path, Elf *elf,
+			struct untrusted_skip *sk)
 {
 	lzma_stream strm = LZMA_STREAM_INIT;
 	size_t cap = 0, len = 0;
@@ -155,14 +148,21 @@ static int by_debugdata(struct debuginfo *d, Elf *elf)
 
 	if (!scn || !(data = elf_getdata(scn, NULL)) || !data->d_size)
 		return -ENOENT;
-	if (lzma_stream_decoder(&strm, UINT64_MAX, 0) != LZMA_OK)
+	if (lzma_stream_decoder(&strm, 2 * DEBUGDATA_MAX, 0) != LZMA_OK)
 		return -ENOMEM;
 	strm.next_in = data->d_buf;
 	strm.avail_in = data->d_size;
 	do {
 		if (len == cap) {
-			unsigned char *p = realloc(out, cap = cap ? 2 * cap : 4 * data->d_size);
+			size_t want = cap ? 2 * cap : 4 * data->d_size;
+			unsigned char *p;
 
+			if (cap == DEBUGDATA_MAX) {
+				r = LZMA_MEMLIMIT_ERROR;
+				break;
+			}
+			cap = want < DEBUGDATA_MAX ? want : DEBUGDATA_MAX;
+			p = realloc(out, cap);
 			if (!p) {
 				r = LZMA_MEM_ERROR;
 				break;
@@ -175,9 +175,13 @@ static int by_debugdata(struct debuginfo *d, Elf *elf)
 		len = cap - strm.avail_out;
 	} while (r == LZMA_OK);
 	lzma_end(&strm);
+	if (r == LZMA_MEMLIMIT_ERROR)
+		untrusted_skip_set(sk, "it decompresses to more than 64 MiB, or "
+				   "needs more to decompress", ".gnu_debugdata of %s",
+				   path);
 	if (r != LZMA_STREAM_END) {
 		free(out);
-		return -EINVAL;
+		return r == LZMA_MEMLIMIT_ERROR ? -EFBIG : -EINVAL;
 	}
 	mini = elf_memory((char *)out, len);
 	if (!mini || elf_kind(mini) != ELF_K_ELF) {
@@ -186,18 +190,18 @@ static int by_debugdata(struct debuginfo *d, Elf *elf)
 		free(out);
 		return -EINVAL;
 	}
-	return add(d, mini, -1, out);
+	return add(d, mini, out);
 }
 
 int debuginfo_find(struct debuginfo *d, const char *path, Elf *elf,
-		   const uint8_t *build_id, size_t build_id_size)
+		   const uint8_t *build_id, size_t build_id_size,
+		   struct untrusted_skip *sk)
 {
 	memset(d, 0, sizeof(*d));
-	for (int i = 0; i < DEBUGINFO_MAX; i++)
-		d->fd[i] = -1;
 	/* a full debug file first; MiniDebugInfo adds to .dynsym alone */
-	if (by_build_id(d, build_id, build_id_size) && by_debuglink(d, path, elf))
-		by_debugdata(d, elf);
+	if (by_build_id(d, build_id, build_id_size, sk) &&
+	    by_debuglink(d, path, elf, sk))
+		by_debugdata(d, path, elf, sk);
 	return d->elf[0] ? 0 : -ENOENT;
 }
 
@@ -206,11 +210,8 @@ void debuginfo_free(struct debuginfo *d)
 	for (int i = 0; i < DEBUGINFO_MAX; i++) {
 		if (d->elf[i])
 			elf_end(d->elf[i]);
-		if (d->fd[i] >= 0)
-			close(d->fd[i]);
 		free(d->mem[i]);
 		d->elf[i] = NULL;
-		d->fd[i] = -1;
 		d->mem[i] = NULL;
 	}
 }

@@ -8,6 +8,9 @@
  *  - .gnu_debugdata: an xz-compressed ELF of the symbols .dynsym lacks
  *    (MiniDebugInfo).
  * STACKWALK_DEBUG_DIR replaces /usr/lib/debug.
+ * Each is opened as untrusted.h says; MiniDebugInfo is decompressed to at
+ * most DEBUGDATA_MAX bytes, with at most twice that for the decoder (xz -9
+ * needs 65 MiB).
  */
 #ifndef SW_DEBUGINFO_H
 #define SW_DEBUGINFO_H
@@ -17,16 +20,22 @@
 #include <libelf.h>
 
 #define DEBUGINFO_MAX 2
+#define DEBUGDATA_MAX (64ULL << 20)
+
+struct untrusted_skip;
 
 struct debuginfo {
 	Elf *elf[DEBUGINFO_MAX];	/* what holds the symbols; NULL ends */
-	int fd[DEBUGINFO_MAX];
-	void *mem[DEBUGINFO_MAX];	/* decompressed MiniDebugInfo */
+	void *mem[DEBUGINFO_MAX];	/* a file read, or MiniDebugInfo */
 };
 
-/* 0 when at least one source was found; -ENOENT otherwise. */
+/*
+ * 0 when at least one source was found; -ENOENT otherwise.  A source
+ * refused (not a regular file, too large) is recorded in sk.
+ */
 int debuginfo_find(struct debuginfo *d, const char *path, Elf *elf,
-		   const uint8_t *build_id, size_t build_id_size);
+		   const uint8_t *build_id, size_t build_id_size,
+		   struct untrusted_skip *sk);
 void debuginfo_free(struct debuginfo *d);
 
 #endif

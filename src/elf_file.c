@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 #include "elf_file.h"
 #include "debuginfo.h"
+#include "untrusted.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct entry {
 	struct elf_sym sym;
@@ -27,6 +26,7 @@ struct load {
 
 struct elf_file {
 	Elf *elf;
+	void *mem;		/* the file read into memory, or NULL: mapped */
 	int type;
 	const char *image;	/* the whole file, mapped or read by libelf */
 	size_t image_size;
@@ -253,7 +253,8 @@ static int add_tables(struct elf_file *ef, Elf *elf, size_t *cap, bool *symtab)
  * file (Debian's -dbgsym packages) or compressed inside it (MiniDebugInfo,
  * as Fedora ships).  Their addresses are the file's own.
  */
-static int load_syms(struct elf_file *ef, const char *path)
+static int load_syms(struct elf_file *ef, const char *path,
+		     struct untrusted_skip *sk)
 {
 	size_t cap = 0, i, n = 0;
 	bool symtab = false, debug_symtab = false;
@@ -263,7 +264,7 @@ static int load_syms(struct elf_file *ef, const char *path)
 	if (err)
 		return err;
 	if (!symtab && !debuginfo_find(&ef->debug, path, ef->elf, ef->build_id,
-				       ef->build_id_size)) {
+				       ef->build_id_size, sk)) {
 		for (i = 0; i < DEBUGINFO_MAX && ef->debug.elf[i]; i++) {
 			err = add_tables(ef, ef->debug.elf[i], &cap, &debug_symtab);
 			if (err)
@@ -357,42 +358,21 @@ static void find_build_id_in_sections(struct elf_file *ef)
 	}
 }
 
-int elf_file__new(struct elf_file **out, const char *path)
+int elf_file__open(struct elf_file **out, const char *path,
+		   struct untrusted_skip *sk)
 {
 	struct elf_file *ef;
 	GElf_Ehdr eh;
-	int fd, err;
+	int err;
 
 	*out = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOTSUP;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	ef = calloc(1, sizeof(*ef));
-	if (!ef) {
-		close(fd);
+	if (!ef)
 		return -ENOMEM;
-	}
-	/*
-	 * A writable private mapping: the kernel plants the int3 of anyone's
-	 * system-wide uprobe on this file in every read-only executable-able
-	 * mapping of it, ours included, and a probed instruction would then
-	 * read as 0xcc.  Nothing is written, so the pages stay shared.
-	 */
-	ef->elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
-	/*
-	 * Pull everything in (a no-op when mapped) and let go of the fd, so a
-	 * tool that meets hundreds of libraries does not run out of fds.
-	 * FDREAD may already have detached it, making FDDONE fail: harmless.
-	 */
-	err = -ENOEXEC;
-	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF ||
-	    elf_cntl(ef->elf, ELF_C_FDREAD))
+	ef->elf = untrusted_elf(path, &ef->mem, &err, sk);
+	if (!ef->elf)
 		goto fail;
-	elf_cntl(ef->elf, ELF_C_FDDONE);
-	close(fd);
-	fd = -1;
+	err = -ENOEXEC;
 	if (!gelf_getehdr(ef->elf, &eh))
 		goto fail;
 	ef->type = eh.e_type;
@@ -404,26 +384,29 @@ int elf_file__new(struct elf_file **out, const char *path)
 	if (err)
 		goto fail;
 	find_build_id_in_sections(ef);
-	err = load_syms(ef, path);
+	err = load_syms(ef, path, sk);
 	if (err)
 		goto fail;
 	*out = ef;
 	return 0;
 fail:
-	if (fd >= 0)
-		close(fd);
 	elf_file__free(ef);
 	return err;
 }
 
+int elf_file__new(struct elf_file **out, const char *path)
+{
+	return elf_file__open(out, path, NULL);
+}
+
 void elf_file__free(struct elf_file *ef)
 {
-	if (ef)
-		debuginfo_free(&ef->debug);
 	if (!ef)
 		return;
+	debuginfo_free(&ef->debug);
 	if (ef->elf)
 		elf_end(ef->elf);
+	free(ef->mem);
 	free(ef->syms);
 	free(ef->ranges);
 	free(ef->loads);

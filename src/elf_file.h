@@ -21,7 +21,15 @@ struct elf_sym {
 	const char *name;	/* owned by the elf_file */
 };
 
-/* Open path; *out is NULL on error.  Returns 0 or a negative errno. */
+struct untrusted_skip;
+
+/*
+ * Open path as untrusted.h says; *out is NULL on error.  Returns 0 or a
+ * negative errno.  sk (may be NULL) gets what was refused: the file
+ * itself, or (with 0 returned) a debug file or MiniDebugInfo of it.
+ */
+int elf_file__open(struct elf_file **out, const char *path,
+		   struct untrusted_skip *sk);
 int elf_file__new(struct elf_file **out, const char *path);
 void elf_file__free(struct elf_file *ef);
 

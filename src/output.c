@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "output.h"
+#include "untrusted.h"
 
 /* A growable string. */
 struct buf {
@@ -44,26 +45,41 @@ const char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 			  bool verbose, char *out, size_t len)
 {
 	struct sym_result r = {};
-	size_t n;
+	char name[1024], module[256];
 	int err;
 
 	err = kernel ? symbolizer__kernel(sym, addr, is_return, &r)
 		     : symbolizer__user(sym, tgid, addr, is_return, &r);
+	/* names come from files and maps any user can write */
+	if (r.module)
+		untrusted_escape(module, sizeof(module), r.module);
 	if (err || !r.name) {
 		if (verbose && r.module)
-			snprintf(out, len, "[unknown] (%s+0x%llx)", r.module,
+			snprintf(out, len, "[unknown] (%s+0x%llx)", module,
 				 (unsigned long long)r.module_offset);
 		else
 			snprintf(out, len, "[unknown]");
 		return out;
 	}
-	n = snprintf(out, len, "%s", r.name);
-	if (offset && n < len)
-		n += snprintf(out + n, len - n, "+0x%llx",
-			      (unsigned long long)r.offset);
-	if (kernel && r.module && n < len)
-		snprintf(out + n, len - n, " [%s]", r.module);
+	untrusted_escape(name, sizeof(name), r.name);
+	if (offset && kernel && r.module)
+		snprintf(out, len, "%s+0x%llx [%s]", name,
+			 (unsigned long long)r.offset, module);
+	else if (offset)
+		snprintf(out, len, "%s+0x%llx", name, (unsigned long long)r.offset);
+	else if (kernel && r.module)
+		snprintf(out, len, "%s [%s]", name, module);
+	else
+		snprintf(out, len, "%s", name);
 	return out;
+}
+
+const char *sw_comm(const char *comm, char *buf, size_t len)
+{
+	char raw[SW_COMM_LEN + 1];
+
+	snprintf(raw, sizeof(raw), "%.*s", SW_COMM_LEN, comm);
+	return untrusted_escape(buf, len, raw);
 }
 
 /*
@@ -111,9 +127,10 @@ static int render(struct buf *b, const struct sw_stack *st,
 		  struct symbolizer *sym, const struct sw_format *fmt)
 {
 	size_t k0 = fmt->trim_tracepoint ? sw_tracepoint_skip(sym, st) : 0;
-	char name[1024];
+	char name[1024], comm[4 * SW_COMM_LEN + 1];
 	int err = 0;
 
+	sw_comm(st->comm, comm, sizeof(comm));
 	b->len = 0;
 	if (b->s)
 		b->s[0] = 0;
@@ -121,7 +138,7 @@ static int render(struct buf *b, const struct sw_stack *st,
 		const char *sep = "";
 
 		if (fmt->folded_comm) {
-			err |= put(b, "%.*s", SW_COMM_LEN, st->comm);
+			err |= put(b, "%s", comm);
 			sep = ";";
 		}
 		for (size_t i = st->nu; fmt->user && i-- > 0; sep = ";")
@@ -158,7 +175,7 @@ static int render(struct buf *b, const struct sw_stack *st,
 			   sizeof(name)));
 	}
 	if (fmt->comm)
-		err |= put(b, "    %.*s [%u]\n", SW_COMM_LEN, st->comm, st->tgid);
+		err |= put(b, "    %s [%u]\n", comm, st->tgid);
 	return err;
 }
 

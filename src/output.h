@@ -25,10 +25,15 @@ struct sw_format {
 	bool trim_tracepoint;	/* fp walker at a tracepoint: drop tracing frames */
 };
 
-/* One frame's name as printed, into buf. */
+/*
+ * One frame's name as printed, into buf: every byte a terminal could take
+ * for a control written as \xNN (untrusted_escape).
+ */
 const char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 			  __u64 addr, bool is_return, bool offset,
 			  bool verbose, char *buf, size_t len);
+/* A task's comm as printed, escaped as names are, into buf (4x its size). */
+const char *sw_comm(const char *comm, char *buf, size_t len);
 /*
  * How many leading kernel frames are the tracing machinery's, when the fp
  * walker started from its own frame at a tracepoint.

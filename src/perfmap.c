@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "perfmap.h"
+#include "untrusted.h"
 
 struct jit_sym {
 	uint64_t start, end;
@@ -14,6 +17,7 @@ struct jit_sym {
 struct perfmap {
 	uint32_t pid;
 	off_t size;		/* of the file when read: JITs append */
+	bool refused;		/* said once: not again when it grows */
 	struct jit_sym *v;
 	size_t n;
 };
@@ -45,15 +49,34 @@ static void clear(struct perfmap *pm)
 	pm->n = 0;
 }
 
-static void load(struct perfmap *pm, const char *path, off_t size)
+/*
+ * As perf does, only a map its process's owner or root wrote is believed:
+ * anyone can create /tmp/perf-PID.map for someone else's PID.
+ */
+static void load(struct perfmap *pm, const char *path, off_t size,
+		 uint32_t uid, struct untrusted_skip *sk)
 {
 	unsigned long long start, len;
 	char line[4096], name[4096];
 	size_t cap = 0;
-	FILE *f = fopen(path, "r");
+	struct stat st;
+	FILE *f = NULL;
+	int fd;
 
 	clear(pm);
 	pm->size = size;
+	fd = untrusted_open(path, UNTRUSTED_NOFOLLOW, &st, pm->refused ? NULL : sk);
+	if (fd >= 0 && st.st_uid && st.st_uid != uid) {
+		if (!pm->refused)
+			untrusted_skip_set(sk, "owned by neither its process's user "
+					   "nor root", "%s", path);
+		close(fd);
+		fd = -EPERM;
+	}
+	if (fd == -EINVAL || fd == -EFBIG || fd == -EPERM)
+		pm->refused = true;
+	if (fd >= 0 && !(f = fdopen(fd, "r")))
+		close(fd);
 	while (f && fgets(line, sizeof(line), f)) {
 		struct jit_sym *s;
 
@@ -75,7 +98,8 @@ static void load(struct perfmap *pm, const char *path, off_t size)
 	if (f)
 		fclose(f);
 	/* a JIT may write a range again when it recompiles: the last wins */
-	qsort(pm->v, pm->n, sizeof(*pm->v), by_start);
+	if (pm->n)
+		qsort(pm->v, pm->n, sizeof(*pm->v), by_start);
 }
 
 static struct perfmap *get(struct perfmaps *m, uint32_t pid)
@@ -96,8 +120,9 @@ static struct perfmap *get(struct perfmaps *m, uint32_t pid)
 	return v;
 }
 
-const char *perfmaps__find(struct perfmaps *m, uint32_t pid, uint64_t addr,
-			   uint64_t *start)
+const char *perfmaps__find(struct perfmaps *m, uint32_t pid, uint32_t uid,
+			   uint64_t addr, uint64_t *start,
+			   struct untrusted_skip *sk)
 {
 	struct perfmap *pm = get(m, pid);
 	char path[64];
@@ -107,8 +132,9 @@ const char *perfmaps__find(struct perfmaps *m, uint32_t pid, uint64_t addr,
 	if (!pm)
 		return NULL;
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-	if (!stat(path, &st) && st.st_size != pm->size)
-		load(pm, path, st.st_size);
+	/* lstat: what the map is, is for untrusted_open to say */
+	if (!lstat(path, &st) && st.st_size != pm->size)
+		load(pm, path, st.st_size, uid, sk);
 	hi = pm->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

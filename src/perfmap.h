@@ -12,9 +12,17 @@
 struct perfmaps;
 
 int perfmaps__new(struct perfmaps **out);
-/* The name over addr in pid's map, or NULL; *start gets its start. */
-const char *perfmaps__find(struct perfmaps *m, uint32_t pid, uint64_t addr,
-			   uint64_t *start);
+struct untrusted_skip;
+
+/*
+ * The name over addr in pid's map, or NULL; *start gets its start.  uid:
+ * the process's owner (0 when unknown: only root's map is then read).  A
+ * map refused (not a regular file or a symlink, too large, someone else's)
+ * is recorded in sk the first time only.
+ */
+const char *perfmaps__find(struct perfmaps *m, uint32_t pid, uint32_t uid,
+			   uint64_t addr, uint64_t *start,
+			   struct untrusted_skip *sk);
 void perfmaps__free(struct perfmaps *m);
 
 #endif

@@ -10,6 +10,7 @@
 #include "probe.h"
 #include "elf_file.h"
 #include "libpath.h"
+#include "untrusted.h"
 #include "usdt.h"
 
 static int fail(char *err, size_t len, int code, const char *fmt, ...)
@@ -423,7 +424,8 @@ static int match_sym(const struct elf_sym *s, void *ctx)
 static int open_lib(const struct sw_pattern *p, pid_t pid,
 		    struct elf_file **ef, char *err, size_t errlen)
 {
-	char path[PATH_MAX];
+	struct untrusted_skip sk = {};
+	char path[PATH_MAX], shown[256];
 	int e;
 
 	e = libpath__resolve(p->lib, pid, path, sizeof(path));
@@ -439,9 +441,14 @@ static int open_lib(const struct sw_pattern *p, pid_t pid,
 	((struct sw_pattern *)p)->libpath = strdup(path);
 	if (!p->libpath)
 		return -ENOMEM;
-	e = elf_file__new(ef, path);
+	/* a debug file refused here is said when the symbolizer meets it */
+	e = elf_file__open(ef, path, &sk);
+	if (e && sk.why)
+		return fail(err, errlen, e, "cannot read %s: %s",
+			    untrusted_escape(shown, sizeof(shown), sk.what), sk.why);
 	if (e)
-		return fail(err, errlen, e, "cannot read %s as ELF: %s", path,
+		return fail(err, errlen, e, "cannot read %s as ELF: %s",
+			    untrusted_escape(shown, sizeof(shown), path),
 			    strerror(-e));
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct proc {
 	uint32_t pid;
@@ -14,6 +15,7 @@ struct proc {
 	/* every mapping since its image began is known (exec, fork, /proc) */
 	bool complete;
 	bool tried;	/* /proc was read for it once already */
+	uint32_t uid;	/* its owner, when last read from /proc; 0: unknown */
 	char comm[PROCS_COMM_LEN];
 	struct proc_map *maps;	/* in arrival order, so newest last */
 	size_t nr, cap;
@@ -197,12 +199,25 @@ static void set_comm(struct proc *pr, const char *comm)
 	pr->comm[n] = '\0';
 }
 
+/* /proc/PID's owner: the effective uid, as files it creates get. */
+static void load_uid(struct proc *pr, uint32_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	if (!stat(path, &st))
+		pr->uid = st.st_uid;
+}
+
 int procs__exec(struct procs *p, uint32_t pid, const char *comm)
 {
 	struct proc *pr = proc_get_or_add(p, pid);
 
 	if (!pr)
 		return -ENOMEM;
+	/* a setuid program, or one that dropped privileges and then ran it */
+	load_uid(pr, pid);
 	pr->gen++;
 	pr->dead = false;
 	pr->complete = true;
@@ -238,6 +253,7 @@ int procs__fork(struct procs *p, uint32_t child, uint32_t parent)
 	if (!par || par == c)
 		return 0;
 	c->complete = par->complete;
+	c->uid = par->uid;
 	memcpy(c->comm, par->comm, sizeof(c->comm));
 	for (i = 0; i < par->nr; i++) {
 		if (par->maps[i].gen != par->gen)
@@ -269,6 +285,13 @@ const struct proc_map *procs__find(const struct procs *p, uint32_t pid,
 		if (addr >= pr->maps[i].start && addr < pr->maps[i].end)
 			return &pr->maps[i];
 	return NULL;
+}
+
+uint32_t procs__uid(const struct procs *p, uint32_t pid)
+{
+	const struct proc *pr = proc_get(p, pid);
+
+	return pr ? pr->uid : 0;
 }
 
 const char *procs__comm(const struct procs *p, uint32_t pid)
@@ -346,6 +369,7 @@ int procs__load(struct procs *p, uint32_t pid)
 	free(line);
 	fclose(f);
 	load_comm(pr, pid);
+	load_uid(pr, pid);
 	pr->dead = false;
 	pr->complete = !err;
 	return err;

@@ -70,6 +70,12 @@ const struct proc_map *procs__find(const struct procs *p, uint32_t pid,
 /* The last comm seen for pid, or NULL when pid is unknown. */
 const char *procs__comm(const struct procs *p, uint32_t pid);
 
+/*
+ * pid's owner (effective uid) as last read from /proc (at its exec, or
+ * when its maps were read), inherited over fork; 0 when never read.
+ */
+uint32_t procs__uid(const struct procs *p, uint32_t pid);
+
 /* Whether pid is known and not seen exiting. */
 bool procs__alive(const struct procs *p, uint32_t pid);
 

@@ -9,12 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "session.h"
 #include "procs.h"
 #include "sideband.h"
 #include "symbolize.h"
+#include "untrusted.h"
 #include "../compat/semaphore.h"
 
 #define DEFAULT_STORAGE 16384
@@ -185,9 +187,77 @@ static int libbpf_debug(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * Output goes through this, so that the first error is known exactly: stdio
+ * drops a failed buffer and keeps only a flag, and errno is long gone.
+ */
+static ssize_t out_write(void *cookie, const char *buf, size_t n)
+{
+	struct session *s = cookie;
+	size_t done = 0;
+
+	while (!s->out_err && done < n) {
+		ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			s->out_err = w < 0 ? -errno : -EIO;
+		else
+			done += w;
+	}
+	return s->out_err ? -1 : (ssize_t)n;
+}
+
+int session_flush(struct session *s)
+{
+	if (fflush(s->out) && !s->out_err)
+		s->out_err = -EIO;
+	return s->out_err;
+}
+
+int session_end(struct session *s, int status)
+{
+	int e = session_flush(s);
+
+	/* the reader has all it wanted: as if it had all there was */
+	if (!e || e == -EPIPE)
+		return status;
+	return die(s, "cannot write the output: %s", strerror(-e));
+}
+
+/* Each file refused is said once, however many frames it would name. */
+static void warn_skip(void *ctx, const char *what, const char *why)
+{
+	struct session *s = ctx;
+	char shown[1024], **v;
+
+	for (size_t i = 0; i < s->nr_skipped; i++)
+		if (!strcmp(s->skipped[i], what))
+			return;
+	v = realloc(s->skipped, (s->nr_skipped + 1) * sizeof(*v));
+	if (v) {
+		s->skipped = v;
+		v[s->nr_skipped] = strdup(what);
+		if (v[s->nr_skipped])
+			s->nr_skipped++;
+	}
+	fprintf(stderr, "%s: skipping %s: %s\n", s->o.tool,
+		untrusted_escape(shown, sizeof(shown), what), why);
+}
+
 int session_init(struct session *s)
 {
+	cookie_io_functions_t io = { .write = out_write };
+	struct stat st;
 	sigset_t set;
+
+	s->out = fopencookie(s, "w", io);
+	if (!s->out)
+		return session_die(s->o.tool, "out of memory");
+	/* a pipe or socket tells when its reader has gone: stop then */
+	s->out_watch = !fstat(STDOUT_FILENO, &st) &&
+		       (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 
 	s->sigfd = -1;
 	s->cmd.go = s->cmd.status = -1;
@@ -307,7 +377,7 @@ static int plan(struct session *s)
 			   "functions and USDT probes have none; drop -K");
 	wo->per_process = o->perpid || wo->ustack || o->sink != SINK_COUNT;
 	if (o->debug)
-		printf("walker: %s (%s)\n", sw_walker_name(kind), s->why);
+		fprintf(s->out, "walker: %s (%s)\n", sw_walker_name(kind), s->why);
 	return 0;
 }
 
@@ -352,6 +422,8 @@ static int setup_symbols(struct session *s)
 		err = symbolizer__new(&s->sym, s->procs);
 	if (!err && s->o.no_demangle)
 		symbolizer__set_demangle(s->sym, false);
+	if (!err)
+		symbolizer__on_skip(s->sym, warn_skip, s);
 	if (err || !s->wo.ustack)
 		return err;
 	/* processes that start from now on are followed from the kernel */
@@ -404,7 +476,7 @@ int session_start(struct session *s)
 	if (s->o.small_keys)
 		sw_features_force_small_keys(&s->f);
 	if (s->o.kernel_features) {
-		sw_features_print(&s->f, stdout);
+		sw_features_print(&s->f, s->out);
 		return 0;
 	}
 	if (!s->f.bpf)
@@ -440,7 +512,7 @@ int session_start(struct session *s)
 			   strerror(-e));
 	}
 	if (s->o.debug)
-		printf("%s\n", walker__source(s->w));
+		fprintf(s->out, "%s\n", walker__source(s->w));
 	e = s->have_cmd ? walker__follow(s->w, s->cmd.pid) : 0;
 	if (e)
 		return die(s, "cannot follow %s: %s", s->o.command[0], strerror(-e));
@@ -523,14 +595,20 @@ void session_sync(struct session *s)
 
 enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 {
-	struct pollfd pfd[2 + 256];
+	struct pollfd pfd[3 + 256];
 	const int *sbfds = NULL;
 	int nsb = s->sb ? sideband__fds(s->sb, &sbfds) : 0, n = 0, ifd = -1;
+	int ofd = -1;
 
 	pfd[n++] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 	if (fd >= 0) {
 		ifd = n;
 		pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	}
+	if (s->out_watch) {
+		/* no events asked: POLLERR (pipe) or POLLHUP (socket) still come */
+		ofd = n;
+		pfd[n++] = (struct pollfd){ .fd = STDOUT_FILENO };
 	}
 	for (int i = 0; i < nsb && n < (int)(sizeof(pfd) / sizeof(pfd[0])); i++)
 		pfd[n++] = (struct pollfd){ .fd = sbfds[i], .events = POLLIN };
@@ -549,6 +627,11 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 			return WAKE_END;
 		if (pfd[0].revents && handle_signals(s))
 			return WAKE_END;
+		if (ofd >= 0 && pfd[ofd].revents) {
+			if (!s->out_err)
+				s->out_err = -EPIPE;
+			return WAKE_END;
+		}
 		session_sync(s);
 		if (ifd >= 0 && pfd[ifd].revents)
 			return WAKE_FD;
@@ -642,4 +725,9 @@ void session_free(struct session *s)
 	sw_pattern_free(&s->pat);
 	if (s->sigfd >= 0)
 		close(s->sigfd);
+	if (s->out)
+		fclose(s->out);
+	for (size_t i = 0; i < s->nr_skipped; i++)
+		free(s->skipped[i]);
+	free(s->skipped);
 }

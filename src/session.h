@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include "cmd.h"
 #include "probe.h"
 #include "walker.h"
@@ -55,6 +56,15 @@ struct session {
 	int sigfd;
 	sigset_t oldmask;
 	long long end_at;		/* -D deadline, ms; -1: none */
+	/*
+	 * Where the tools print (stdout): the first write error is kept,
+	 * -EPIPE too when the reader of a pipe is seen gone.
+	 */
+	FILE *out;
+	int out_err;
+	bool out_watch;			/* stdout is a pipe or socket */
+	char **skipped;			/* files warned about */
+	size_t nr_skipped;
 };
 
 /* Long options both tools take; their codes, past any character. */
@@ -110,6 +120,13 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd);
 long long session_now_ms(void);
 /* Before reading stacks: mappings up to date. */
 void session_sync(struct session *s);
+/* Flush s->out: 0, or its first error (-EPIPE: the reader is gone). */
+int session_flush(struct session *s);
+/*
+ * The exit status once stopped: status itself, unless the output failed
+ * other than by its reader leaving (then said, and 1).
+ */
+int session_end(struct session *s, int status);
 /* Losses said, semaphores restored, COMMAND ended: the exit status. */
 int session_stop(struct session *s);
 void session_free(struct session *s);

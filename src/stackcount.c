@@ -142,8 +142,10 @@ static int parse_args(int argc, char **argv, struct tool *t)
 	return session_args_done(o, optind, argc, argv);
 }
 
-static void print_interval(struct tool *t)
+/* Returns 0, or the output's error (the counts are lost then). */
+static int print_interval(struct tool *t)
 {
+	FILE *out = t->s.out;
 	struct sw_stacks st = {};
 	char ts[16];
 	time_t now;
@@ -154,19 +156,19 @@ static void print_interval(struct tool *t)
 	if (!err && t->interval)
 		err = deltas__apply(t->deltas, &st);
 	if (!t->folded)
-		putchar('\n');
+		fputc('\n', out);
 	if (t->timestamp) {
 		now = time(NULL);
 		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
-		printf("%-8s\n", ts);
+		fprintf(out, "%-8s\n", ts);
 	}
 	if (!err)
-		err = sw_print_stacks(stdout, &st, t->s.sym, &t->fmt);
+		err = sw_print_stacks(out, &st, t->s.sym, &t->fmt);
 	if (err)
 		session_die("stackcount", "cannot read the counted stacks: %s",
 			    strerror(-err));
-	fflush(stdout);
 	sw_stacks__free(&st);
+	return session_flush(&t->s);
 }
 
 static int run(struct tool *t)
@@ -194,23 +196,22 @@ static int run(struct tool *t)
 	if (t->interval && deltas__new(&t->deltas))
 		return session_die("stackcount", "out of memory");
 	if (!t->folded)
-		printf("Tracing %u functions for \"%s\"... Hit Ctrl-C to end.\n",
-		       s->targets.matched, s->o.pattern);
-	fflush(stdout);
-	e = session_go(s);
-	if (e)
-		return e;
-	if (t->interval)
-		next = session_now_ms() + t->interval * 1000;
-	while (session_wait(s, next, -1) == WAKE_TIMEOUT) {
-		print_interval(t);
-		next += t->interval * 1000;
+		fprintf(s->out, "Tracing %u functions for \"%s\"... Hit Ctrl-C to end.\n",
+			s->targets.matched, s->o.pattern);
+	/* nowhere to print (a full disk, a closed pipe): no point tracing */
+	if (!session_flush(s)) {
+		e = session_go(s);
+		if (e)
+			return e;
+		if (t->interval)
+			next = session_now_ms() + t->interval * 1000;
+		while (session_wait(s, next, -1) == WAKE_TIMEOUT &&
+		       !print_interval(t))
+			next += t->interval * 1000;
+		if (!s->out_err && !print_interval(t) && !t->folded)
+			fprintf(s->out, "Detaching...\n");
 	}
-	print_interval(t);
-	if (!t->folded)
-		printf("Detaching...\n");
-	fflush(stdout);
-	return session_stop(s);
+	return session_end(s, session_stop(s));
 }
 
 int main(int argc, char **argv)

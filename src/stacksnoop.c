@@ -139,11 +139,13 @@ static void line(const struct tool *t, const struct sw_event *ev,
 {
 	double ts = ev->ts / 1e9;
 
+	char shown[4 * SW_COMM_LEN + 1];
+
 	if (t->verbose)
-		printf("%-18.9f %-12.12s %-6u %-3u %s\n", ts, comm, ev->tid,
-		       ev->cpu, msg);
+		fprintf(t->s.out, "%-18.9f %-12.12s %-6u %-3u %s\n", ts,
+			sw_comm(comm, shown, sizeof(shown)), ev->tid, ev->cpu, msg);
 	else
-		printf("%-18.9f %s\n", ts, msg);
+		fprintf(t->s.out, "%-18.9f %s\n", ts, msg);
 }
 
 static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
@@ -176,6 +178,9 @@ static void print_event(const struct sw_event *ev, void *ctx)
 	size_t k0 = 0;
 	int r = -1;
 
+	/* the reader has gone, or the disk is full: nothing to print to */
+	if (t->s.out_err)
+		return;
 	/* trace_pipe loses the names of short-lived tasks: ask the model */
 	if (!strcmp(comm, "<...>") && procs__comm(t->s.procs, st->tgid))
 		comm = procs__comm(t->s.procs, st->tgid);
@@ -185,9 +190,8 @@ static void print_event(const struct sw_event *ev, void *ctx)
 	if (t->explain) {
 		frames(t, ev, comm, !t->how.user, st->nk ? st->kip : st->uip,
 		       st->nk ? st->nk : st->nu, &r);
-		fflush(stdout);
-		sw_explain_print(stdout, ev, t->s.sym, &t->how);
-		fflush(stdout);
+		sw_explain_print(t->s.out, ev, t->s.sym, &t->how);
+		session_flush(&t->s);
 		return;
 	}
 	if (t->s.wo.kstack)
@@ -196,7 +200,7 @@ static void print_event(const struct sw_event *ev, void *ctx)
 		line(t, ev, comm, "--");
 	if (t->s.wo.ustack)
 		frames(t, ev, comm, false, st->uip, st->nu, &r);
-	fflush(stdout);
+	session_flush(&t->s);
 }
 
 static int run(struct tool *t)
@@ -217,20 +221,23 @@ static int run(struct tool *t)
 		return session_die(s->o.tool, "cannot read events: %s", strerror(-e));
 	fd = walker__events_fd(s->w);
 	if (t->verbose)
-		printf("%-18s %-12s %-6s %-3s %s\n", "TIME(s)", "COMM", "PID",
-		       "CPU", "STACK");
+		fprintf(s->out, "%-18s %-12s %-6s %-3s %s\n", "TIME(s)", "COMM",
+			"PID", "CPU", "STACK");
 	else
-		printf("%-18s %s\n", "TIME(s)", "STACK");
-	fflush(stdout);
-	e = session_go(s);
-	if (e)
-		return e;
-	while (session_wait(s, -1, fd) == WAKE_FD)
-		walker__events_poll(s->w);
-	/* what is still in the buffers happened before the end */
-	session_sync(s);
-	walker__events_poll(s->w);
-	return session_stop(s);
+		fprintf(s->out, "%-18s %s\n", "TIME(s)", "STACK");
+	/* nowhere to print (a full disk, a closed pipe): no point tracing */
+	if (!session_flush(s)) {
+		e = session_go(s);
+		if (e)
+			return e;
+		while (session_wait(s, -1, fd) == WAKE_FD && !s->out_err)
+			walker__events_poll(s->w);
+		/* what is still in the buffers happened before the end */
+		session_sync(s);
+		if (!s->out_err)
+			walker__events_poll(s->w);
+	}
+	return session_end(s, session_stop(s));
 }
 
 int main(int argc, char **argv)

@@ -5,6 +5,7 @@
 #include "elf_file.h"
 #include "ksyms.h"
 #include "procs.h"
+#include "untrusted.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +33,8 @@ struct symbolizer {
 	bool loading;
 	struct demangler *dm;		/* NULL: names as mangled */
 	struct perfmaps *jit;
+	symbolizer_skip_fn on_skip;
+	void *on_skip_ctx;
 	struct ksyms *ksyms;
 	int ksyms_err;		/* the first load's failure, repeated */
 	struct file_slot *files;	/* open addressing, at most half full */
@@ -109,13 +112,30 @@ void symbolizer__set_demangle(struct symbolizer *s, bool on)
 	}
 }
 
+void symbolizer__on_skip(struct symbolizer *s, symbolizer_skip_fn fn,
+			 void *ctx)
+{
+	s->on_skip = fn;
+	s->on_skip_ctx = ctx;
+}
+
+static void skipped(struct symbolizer *s, const struct untrusted_skip *sk)
+{
+	if (sk->why && s->on_skip)
+		s->on_skip(s->on_skip_ctx, sk->what, sk->why);
+}
+
 /* JIT code lives in anonymous memory; its runtime may have said what it is. */
 static int jit_name(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 		    uint64_t look, struct sym_result *r)
 {
+	struct untrusted_skip sk = {};
 	uint64_t start;
-	const char *name = perfmaps__find(s->jit, tgid, look, &start);
+	const char *name = perfmaps__find(s->jit, tgid,
+					  s->procs ? procs__uid(s->procs, tgid) : 0,
+					  look, &start, &sk);
 
+	skipped(s, &sk);
 	if (!name)
 		return -ENOENT;
 	r->name = name;
@@ -200,28 +220,33 @@ static int grow_files(struct symbolizer *s)
  * inode tells.  The device is not compared: btrfs subvolumes and overlayfs
  * report different ones to stat() and to /proc/PID/maps.
  */
-static struct elf_file *open_checked(const char *path, uint64_t ino)
+static struct elf_file *open_checked(const char *path, uint64_t ino,
+				     struct untrusted_skip *sk)
 {
 	struct elf_file *ef;
 	struct stat st;
 
 	if (ino && (stat(path, &st) || st.st_ino != ino))
 		return NULL;
-	return elf_file__new(&ef, path) ? NULL : ef;
+	return elf_file__open(&ef, path, sk) ? NULL : ef;
 }
 
 /* Through the process's root first: it may live in another mount ns. */
 static struct elf_file *open_file(struct symbolizer *s, uint32_t tgid,
 				  const struct proc_map *m)
 {
+	struct untrusted_skip sk = {};
 	struct elf_file *ef = NULL;
 	char root[4096];
 
 	if (procs__alive(s->procs, tgid) &&
 	    snprintf(root, sizeof(root), "/proc/%u/root%s", tgid, m->path) <
 	    (int)sizeof(root))
-		ef = open_checked(root, m->ino);
-	return ef ? ef : open_checked(m->path, m->ino);
+		ef = open_checked(root, m->ino, &sk);
+	if (!ef)
+		ef = open_checked(m->path, m->ino, &sk);
+	skipped(s, &sk);
+	return ef;
 }
 
 static int get_file(struct symbolizer *s, uint32_t tgid,
@@ -255,6 +280,7 @@ static int get_file(struct symbolizer *s, uint32_t tgid,
  */
 int symbolizer__add_file(struct symbolizer *s, const char *path)
 {
+	struct untrusted_skip sk = {};
 	struct proc_map key = {};
 	struct file_slot *f;
 	struct stat st;
@@ -275,7 +301,8 @@ int symbolizer__add_file(struct symbolizer *s, const char *path)
 	f->ino = key.ino;
 	f->path = NULL;		/* keyed by inode: the path is never compared */
 	f->ef = NULL;
-	elf_file__new(&f->ef, path);
+	elf_file__open(&f->ef, path, &sk);
+	skipped(s, &sk);
 	s->nr_files++;
 	return 0;
 }

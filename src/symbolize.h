@@ -45,6 +45,15 @@ int symbolizer__add_file(struct symbolizer *s, const char *path);
 struct proc_map;
 void symbolizer__prefetch(struct symbolizer *s, uint32_t tgid,
 			  const struct proc_map *m);
+/*
+ * Called once for each file refused (what: its path, or which part of
+ * which file; why: the reason), for the tool to warn: a name that could
+ * have been read is [unknown].  Strings last for the call only.
+ */
+typedef void (*symbolizer_skip_fn)(void *ctx, const char *what,
+				   const char *why);
+void symbolizer__on_skip(struct symbolizer *s, symbolizer_skip_fn fn,
+			 void *ctx);
 /* C++ and Rust names demangled (the default), or kept as in the file. */
 void symbolizer__set_demangle(struct symbolizer *s, bool on);
 

@@ -5,11 +5,20 @@ WL_CFLAGS := -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
              -fno-optimize-sibling-calls -fno-inline -Wall -Wextra -Werror
 WL_DIR    := $(BUILD)/tests/workloads
 WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases $(WL_DIR)/deep \
-             $(WL_DIR)/snoop $(WL_DIR)/cxx $(WL_DIR)/jit $(WL_DIR)/sysc
+             $(WL_DIR)/snoop $(WL_DIR)/cxx $(WL_DIR)/jit $(WL_DIR)/sysc $(WL_DIR)/victim \
+             $(WL_DIR)/libvictim.so
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -o $@ $^
+
+# hostile.bats copies both into a directory of their own: found by $ORIGIN
+$(WL_DIR)/libvictim.so: tests/workloads/victimlib.c | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<
+
+$(WL_DIR)/victim: tests/workloads/victim.c $(WL_DIR)/libvictim.so
+	$(CC) $(WL_CFLAGS) -rdynamic -o $@ $< -L$(WL_DIR) -lvictim -Wl,-rpath,'$$ORIGIN'
 
 $(WL_DIR)/%: tests/workloads/%.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
