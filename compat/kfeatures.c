@@ -348,7 +348,7 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 		fprintf(out, "%-34s %u.%u (features newer than it masked off)\n",
 			"forced legacy mode", f->legacy >> 16,
 			(f->legacy >> 8) & 0xff);
-	fprintf(out, "%-34s %s\n", "BPF programs on kprobes/uprobes", yes(f->prog_kprobe));
+	fprintf(out, "%-34s %s\n", "BPF programs on kprobes", yes(f->prog_kprobe));
 	fprintf(out, "%-34s %s\n", "BPF programs on tracepoints (4.7)", yes(f->prog_tracepoint));
 	fprintf(out, "%-34s %s\n", "syscalls:* tracepoints (4.14)", yes(f->prog_syscall_tp));
 	fprintf(out, "%-34s %s\n", "get_current_pid_tgid/comm (4.2)", yes(f->helper_pid && f->helper_comm));
