@@ -36,7 +36,7 @@ SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o
 # Debian packages the build and the tests need.
 DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
              gcc make systemtap-sdt-dev bats file man-db liblzma-dev libiberty-dev \
-             g++
+             g++ xz-utils
 
 .PHONY: all deps demo test vmtest vmtest-deps bench clean
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
