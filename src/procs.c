@@ -15,6 +15,9 @@ struct proc {
 	/* every mapping since its image began is known (exec, fork, /proc) */
 	bool complete;
 	bool tried;	/* /proc was read for it once already */
+	bool traced;	/* its news is kept whatever the scope */
+	uint64_t dead_round;	/* when seen exiting */
+	bool going;	/* procs__evict's verdict, between its two passes */
 	uint32_t uid;	/* its owner, when last read from /proc; 0: unknown */
 	char comm[PROCS_COMM_LEN];
 	struct proc_map *maps;	/* in arrival order, so newest last */
@@ -28,6 +31,9 @@ struct procs {
 	/* every process maps the same few paths: keep one copy of each */
 	char **paths;
 	size_t paths_cap, nr_paths;
+	enum procs_scope scope;
+	uint64_t round;
+	size_t nr_dead;
 };
 
 static size_t hash_pid(uint32_t pid)
@@ -125,6 +131,38 @@ static struct proc *proc_get_or_add(struct procs *p, uint32_t pid)
 	return *slot;
 }
 
+static void set_alive(struct procs *p, struct proc *pr)
+{
+	if (pr->dead)
+		p->nr_dead--;
+	pr->dead = false;
+}
+
+void procs__set_scope(struct procs *p, enum procs_scope scope)
+{
+	p->scope = scope;
+}
+
+int procs__trace(struct procs *p, uint32_t pid)
+{
+	struct proc *pr = proc_get_or_add(p, pid);
+
+	if (!pr)
+		return -ENOMEM;
+	pr->traced = true;
+	return 0;
+}
+
+bool procs__wants(const struct procs *p, uint32_t pid)
+{
+	const struct proc *pr;
+
+	if (p->scope == PROCS_ALL)
+		return true;
+	pr = proc_get(p, pid);
+	return pr && pr->traced;
+}
+
 static char **path_slot(char **tab, size_t cap, const char *s)
 {
 	size_t i = hash_str(s) & (cap - 1);
@@ -186,7 +224,11 @@ static int add_map(struct procs *p, struct proc *pr, const struct proc_map *m)
 
 int procs__mmap(struct procs *p, uint32_t pid, const struct proc_map *m)
 {
-	struct proc *pr = proc_get_or_add(p, pid);
+	struct proc *pr;
+
+	if (!procs__wants(p, pid))
+		return 0;
+	pr = proc_get_or_add(p, pid);
 
 	return pr ? add_map(p, pr, m) : -ENOMEM;
 }
@@ -212,14 +254,17 @@ static void load_uid(struct proc *pr, uint32_t pid)
 
 int procs__exec(struct procs *p, uint32_t pid, const char *comm)
 {
-	struct proc *pr = proc_get_or_add(p, pid);
+	struct proc *pr;
 
+	if (!procs__wants(p, pid))
+		return 0;
+	pr = proc_get_or_add(p, pid);
 	if (!pr)
 		return -ENOMEM;
 	/* a setuid program, or one that dropped privileges and then ran it */
 	load_uid(pr, pid);
 	pr->gen++;
-	pr->dead = false;
+	set_alive(p, pr);
 	pr->complete = true;
 	set_comm(pr, comm);
 	return 0;
@@ -227,7 +272,11 @@ int procs__exec(struct procs *p, uint32_t pid, const char *comm)
 
 int procs__set_comm(struct procs *p, uint32_t pid, const char *comm)
 {
-	struct proc *pr = proc_get_or_add(p, pid);
+	struct proc *pr;
+
+	if (!procs__wants(p, pid))
+		return 0;
+	pr = proc_get_or_add(p, pid);
 
 	if (!pr)
 		return -ENOMEM;
@@ -241,15 +290,29 @@ int procs__fork(struct procs *p, uint32_t child, uint32_t parent)
 	size_t i;
 	int err;
 
+	if (p->scope != PROCS_ALL) {
+		par = proc_get(p, parent);
+		c = proc_get(p, child);
+		/* traced before its fork was heard of: a COMMAND we started */
+		if (c && c->traced && !c->dead && !c->gen && !c->nr)
+			return 0;
+		if (p->scope == PROCS_ONE || !par || !par->traced) {
+			/* a stranger took a traced pid: keep the old, hear no more */
+			if (c)
+				c->traced = false;
+			return 0;
+		}
+	}
 	c = proc_get_or_add(p, child);
 	if (!c)
 		return -ENOMEM;
+	c->traced = p->scope != PROCS_ALL;
 	/* may add to the table: look the parent up after */
 	par = proc_get(p, parent);
 	/* a reused pid: the old process's mappings stay, but lose */
 	if (c->nr || c->comm[0])
 		c->gen++;
-	c->dead = false;
+	set_alive(p, c);
 	if (!par || par == c)
 		return 0;
 	c->complete = par->complete;
@@ -269,8 +332,66 @@ void procs__exit(struct procs *p, uint32_t pid)
 {
 	struct proc *pr = proc_get(p, pid);
 
-	if (pr)
+	if (pr && !pr->dead) {
 		pr->dead = true;
+		pr->dead_round = p->round;
+		p->nr_dead++;
+	}
+}
+
+void procs__next_round(struct procs *p)
+{
+	p->round++;
+}
+
+size_t procs__nr_dead(const struct procs *p)
+{
+	return p->nr_dead;
+}
+
+long procs__evict(struct procs *p, procs_keep_fn keep, void *ctx)
+{
+	size_t i, live = 0, cap = 64, gone = 0;
+	struct proc **tab;
+
+	for (i = 0; i < p->procs_cap; i++) {
+		struct proc *pr = p->procs[i];
+
+		if (!pr)
+			continue;
+		pr->going = pr->dead && pr->dead_round < p->round &&
+			    !(keep && keep(ctx, pr->pid));
+		if (pr->going)
+			gone++;
+		else
+			live++;
+	}
+	if (!gone)
+		return 0;
+	/* a new table: the old one may have grown for processes now gone */
+	while (2 * (live + 1) > cap)
+		cap *= 2;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (i = 0; i < p->procs_cap; i++) {
+		struct proc *pr = p->procs[i];
+
+		if (!pr)
+			continue;
+		if (pr->going) {
+			free(pr->maps);
+			free(pr);
+			p->nr_dead--;
+			continue;
+		}
+		*proc_slot(tab, cap, pr->pid) = pr;
+	}
+	free(p->procs);
+	p->procs = tab;
+	p->procs_cap = cap;
+	p->nr_procs = live;
+	return gone;
 }
 
 const struct proc_map *procs__find(const struct procs *p, uint32_t pid,
@@ -285,6 +406,19 @@ const struct proc_map *procs__find(const struct procs *p, uint32_t pid,
 		if (addr >= pr->maps[i].start && addr < pr->maps[i].end)
 			return &pr->maps[i];
 	return NULL;
+}
+
+bool procs__image_seen(const struct procs *p, uint32_t pid)
+{
+	const struct proc *pr = proc_get(p, pid);
+	size_t i;
+
+	if (!pr || !pr->gen)
+		return false;
+	for (i = 0; i < pr->nr; i++)
+		if (pr->maps[i].gen == pr->gen)
+			return true;
+	return false;
 }
 
 uint32_t procs__uid(const struct procs *p, uint32_t pid)
@@ -370,7 +504,9 @@ int procs__load(struct procs *p, uint32_t pid)
 	fclose(f);
 	load_comm(pr, pid);
 	load_uid(pr, pid);
-	pr->dead = false;
+	/* asked for by name (-p) or by a stack: its news matters */
+	pr->traced = true;
+	set_alive(p, pr);
 	pr->complete = !err;
 	return err;
 }

@@ -12,6 +12,7 @@
 #define PROCS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PROCS_COMM_LEN 16
@@ -30,6 +31,19 @@ struct proc_map {
 
 int procs__new(struct procs **out);
 void procs__free(struct procs *p);
+
+/*
+ * Which processes the mmap, exec, comm and fork news is kept for: every
+ * one (the default), only those traced (procs__trace), or those and every
+ * process they start.  News of any other process is dropped: a trace of
+ * one process must not grow with all the system runs.
+ */
+enum procs_scope { PROCS_ALL, PROCS_ONE, PROCS_TREE };
+void procs__set_scope(struct procs *p, enum procs_scope scope);
+/* pid is traced from now on (a -p PID, a COMMAND); 0 or -ENOMEM. */
+int procs__trace(struct procs *p, uint32_t pid);
+/* Whether news of pid is kept. */
+bool procs__wants(const struct procs *p, uint32_t pid);
 
 /*
  * Snapshot /proc/PID/maps into pid's current generation (entries with a
@@ -57,8 +71,28 @@ int procs__set_comm(struct procs *p, uint32_t pid, const char *comm);
  */
 int procs__fork(struct procs *p, uint32_t child, uint32_t parent);
 
-/* The process is gone; everything about it is kept. */
+/*
+ * The process is gone; everything about it is kept until procs__evict
+ * finds that no one needs it.
+ */
 void procs__exit(struct procs *p, uint32_t pid);
+
+/*
+ * Start the next round of news (one sideband drain).  A process seen
+ * exiting in a round is evicted no sooner than the round after: its
+ * children's fork records, written on other CPUs before it exited, may
+ * only arrive with the next round.
+ */
+void procs__next_round(struct procs *p);
+/* Processes seen exiting and not evicted yet. */
+size_t procs__nr_dead(const struct procs *p);
+/*
+ * Forget every process that exited before this round and that keep (NULL:
+ * none) does not claim: its frames will never be asked for again.  Returns
+ * how many went, or -ENOMEM (then nothing went).
+ */
+typedef bool (*procs_keep_fn)(void *ctx, uint32_t pid);
+long procs__evict(struct procs *p, procs_keep_fn keep, void *ctx);
 
 /*
  * The newest mapping of pid containing addr, or NULL.  The pointer holds
@@ -75,6 +109,9 @@ const char *procs__comm(const struct procs *p, uint32_t pid);
  * when its maps were read), inherited over fork; 0 when never read.
  */
 uint32_t procs__uid(const struct procs *p, uint32_t pid);
+
+/* Whether pid's last exec was heard of, and a mapping of its new image. */
+bool procs__image_seen(const struct procs *p, uint32_t pid);
 
 /* Whether pid is known and not seen exiting. */
 bool procs__alive(const struct procs *p, uint32_t pid);

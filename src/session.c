@@ -145,6 +145,16 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 				   "with hash keys of at most 512 bytes, as on "
 				   "4.18-5.10, or 0", env) + 1;
 	o->small_keys = env && !strcmp(env, "1");
+	/* for the tests: a buffer small enough to fill at will */
+	env = getenv("STACKWALK_SIDEBAND_PAGES");
+	if (env && *env) {
+		long v;
+
+		if (session_parse_long(env, 1, 1 << 16, &v) || (v & (v - 1)))
+			return session_die(t, "STACKWALK_SIDEBAND_PAGES=%s: give a "
+					   "power of two pages, at most 65536", env) + 1;
+		o->sideband_pages = v;
+	}
 	if (o->kernel_features)
 		return 0;
 	if (ind >= argc)
@@ -409,6 +419,9 @@ static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
 	return 0;
 }
 
+/* Exited processes kept before the first eviction, and added before each next. */
+#define EVICT_MIN 256
+
 static void prefetch(void *sym, uint32_t pid, const struct proc_map *m)
 {
 	symbolizer__prefetch(sym, pid, m);
@@ -426,11 +439,19 @@ static int setup_symbols(struct session *s)
 		symbolizer__on_skip(s->sym, warn_skip, s);
 	if (err || !s->wo.ustack)
 		return err;
+	/* what is not traced need not be named: -p's process, COMMAND's tree */
+	if (s->o.pid)
+		procs__set_scope(s->procs, PROCS_ONE);
+	else if (s->o.command)
+		procs__set_scope(s->procs, PROCS_TREE);
+	s->evict_at = EVICT_MIN;
 	/* processes that start from now on are followed from the kernel */
-	if (sideband__open(s->procs, &s->sb, 0))
+	if (sideband__open(s->procs, &s->sb, s->o.sideband_pages))
 		s->sb = NULL;	/* fall back to /proc at print time */
 	else
 		sideband__on_map(s->sb, prefetch, s->sym);
+	if (s->o.pid && procs__trace(s->procs, s->o.pid))
+		return -ENOMEM;
 	if (s->o.pid)
 		procs__load(s->procs, s->o.pid);
 	/* the binaries probed are ours to open, by whatever path they run */
@@ -454,6 +475,10 @@ static int spawn(struct session *s)
 		return 127;
 	}
 	s->have_cmd = true;
+	if (s->procs && procs__trace(s->procs, s->cmd.pid)) {
+		die(s, "out of memory");
+		return 1;
+	}
 	if (!walker_can_follow(&s->f)) {
 		/* a 4.4 kernel hooks fork with a kretprobe; none here */
 		fprintf(stderr, "%s: this kernel has no kprobes to see forks "
@@ -462,6 +487,32 @@ static int spawn(struct session *s)
 		s->wo.follow = false;
 		s->wo.pid = s->cmd.pid;
 	}
+	return 0;
+}
+
+/* The walker loaded, following COMMAND, attached: 0 or said. */
+static int start_walker(struct session *s)
+{
+	int e;
+
+	e = walker__open(&s->w, &s->f, &s->wo, &s->targets);
+	if (e) {
+		if (e == -EPERM && !s->f.memlock_ok)
+			return die(s, "the kernel refused the BPF program: "
+				   "RLIMIT_MEMLOCK could not be raised; run as "
+				   "root or raise it (ulimit -l unlimited)");
+		return die(s, "cannot load the %s walker: %s; try --debug, or "
+			   "another --walker", sw_walker_name(s->wo.kind),
+			   strerror(-e));
+	}
+	if (s->o.debug)
+		fprintf(s->out, "%s\n", walker__source(s->w));
+	e = s->have_cmd ? walker__follow(s->w, s->cmd.pid) : 0;
+	if (e)
+		return die(s, "cannot follow %s: %s", s->o.command[0], strerror(-e));
+	e = walker__attach(s->w, &s->targets);
+	if (e)
+		return die(s, "cannot attach to \"%s\": %s", s->o.pattern, strerror(-e));
 	return 0;
 }
 
@@ -501,24 +552,19 @@ int session_start(struct session *s)
 		return die(s, "out of memory");
 	if (s->o.command && (e = spawn(s)))
 		return e;
-	e = walker__open(&s->w, &s->f, &s->wo, &s->targets);
-	if (e) {
-		if (e == -EPERM && !s->f.memlock_ok)
-			return die(s, "the kernel refused the BPF program: "
-				   "RLIMIT_MEMLOCK could not be raised; run as "
-				   "root or raise it (ulimit -l unlimited)");
-		return die(s, "cannot load the %s walker: %s; try --debug, or "
-			   "another --walker", sw_walker_name(s->wo.kind),
-			   strerror(-e));
-	}
-	if (s->o.debug)
-		fprintf(s->out, "%s\n", walker__source(s->w));
-	e = s->have_cmd ? walker__follow(s->w, s->cmd.pid) : 0;
+	/*
+	 * Loading and attaching can take seconds (a large stack map, many
+	 * probes), while a busy system fills the buffers: drain them meanwhile.
+	 */
+	if (s->sb && sideband__background(s->sb))
+		fprintf(stderr, "%s: cannot read process mapping records while "
+			"starting: user frames of processes started meanwhile may "
+			"show as [unknown]\n", s->o.tool);
+	e = start_walker(s);
+	if (s->sb)
+		sideband__background_stop(s->sb);
 	if (e)
-		return die(s, "cannot follow %s: %s", s->o.command[0], strerror(-e));
-	e = walker__attach(s->w, &s->targets);
-	if (e)
-		return die(s, "cannot attach to \"%s\": %s", s->o.pattern, strerror(-e));
+		return e;
 	if (s->o.pid && needs_semaphores(&s->targets)) {
 		e = semaphores(&s->targets, s->o.pid, 1);
 		if (e)
@@ -587,10 +633,81 @@ static bool handle_signals(struct session *s)
 	return end;
 }
 
+/* The tgids of counted stacks, sorted, to tell who may be forgotten. */
+struct tgids {
+	__u32 *v;
+	size_t n, cap;
+	int err;
+	pid_t cmd;
+};
+
+static void add_tgid(void *ctx, __u32 tgid)
+{
+	struct tgids *t = ctx;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		void *v = realloc(t->v, cap * sizeof(*t->v));
+
+		if (!v) {
+			t->err = -ENOMEM;
+			return;
+		}
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = tgid;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool still_needed(void *ctx, uint32_t pid)
+{
+	const struct tgids *t = ctx;
+
+	/* COMMAND's own entry says at the end whether its start was heard */
+	return (t->cmd > 0 && pid == (uint32_t)t->cmd) ||
+	       bsearch(&pid, t->v, t->n, sizeof(*t->v), cmp_u32);
+}
+
+/*
+ * Forget the processes that exited and whose frames will never be asked
+ * for: stackcount's no counted stack is of; stacksnoop's have had their
+ * events printed (they came before the exit).
+ */
+static void evict(struct session *s)
+{
+	struct tgids t = { .cmd = s->o.command ? s->cmd.pid : 0 };
+	size_t scan = 0;
+
+	if (s->o.sink == SINK_COUNT) {
+		if (walker__counted_tgids(s->w, add_tgid, &t) || t.err)
+			goto out;
+		scan = t.n;
+		qsort(t.v, t.n, sizeof(*t.v), cmp_u32);
+	} else if (walker__events_fd(s->w) >= 0) {
+		walker__events_poll(s->w);
+	}
+	procs__evict(s->procs, still_needed, &t);
+out:
+	/* the next key scan waits for a quarter as many exits as it reads */
+	s->evict_at = procs__nr_dead(s->procs) +
+		      (scan / 4 > EVICT_MIN ? scan / 4 : EVICT_MIN);
+	free(t.v);
+}
+
 void session_sync(struct session *s)
 {
-	if (s->sb)
-		sideband__drain(s->sb);
+	if (!s->sb)
+		return;
+	sideband__drain(s->sb);
+	if (s->w && procs__nr_dead(s->procs) >= s->evict_at)
+		evict(s);
 }
 
 enum session_wake session_wait(struct session *s, long long at_ms, int fd)
@@ -684,10 +801,17 @@ static void report_losses(struct session *s)
 			"were read: events may be missing; raise "
 			"%s/buffer_size_kb\n",
 			(unsigned long long)walker__trace_lost(s->w), s->f.tracefs);
-	if (s->sb && sideband__lost(s->sb))
-		fprintf(stderr, "%llu process mapping records lost: some user "
-			"frames may show as [unknown]\n",
-			(unsigned long long)sideband__lost(s->sb));
+	if (s->sb) {
+		unsigned long long sb_lost = sideband__lost(s->sb);
+
+		/* COMMAND ran, and of its image nothing came: that was lost too */
+		if (!sb_lost && s->o.command && s->cmd.pid > 0 &&
+		    !procs__image_seen(s->procs, s->cmd.pid))
+			sb_lost = 1;
+		if (sb_lost)
+			fprintf(stderr, "%llu process mapping records lost: some "
+				"user frames may show as [unknown]\n", sb_lost);
+	}
 }
 
 int session_stop(struct session *s)

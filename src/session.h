@@ -30,6 +30,7 @@ struct session_opts {
 	bool perpid, kernel_only, user_only, debug, kernel_features;
 	bool no_demangle;		/* C++ and Rust names as in the file */
 	bool small_keys;		/* STACKWALK_SMALL_KEYS=1: as on 4.18-5.10 */
+	unsigned sideband_pages;	/* STACKWALK_SIDEBAND_PAGES; 0: default */
 	/* without -K/-U, only the side the event fires on (stacksnoop) */
 	bool own_side;
 	enum sw_walker walker;
@@ -63,6 +64,7 @@ struct session {
 	FILE *out;
 	int out_err;
 	bool out_watch;			/* stdout is a pipe or socket */
+	size_t evict_at;		/* exited processes that set off eviction */
 	char **skipped;			/* files warned about */
 	size_t nr_skipped;
 };

@@ -4,13 +4,19 @@
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef PERF_FORMAT_LOST
+#define PERF_FORMAT_LOST (1U << 4)
+#endif
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
 #define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
 #endif
@@ -37,6 +43,11 @@ struct sideband {
 	int nr;
 	size_t map_len;
 	uint64_t lost;
+	bool read_lost;		/* each fd's read() counts what it dropped (6.0+) */
+	/* start-up's drainer: a thread, and the pipe that stops it */
+	pthread_t thread;
+	bool threaded;
+	int stop[2];
 	char *scratch;
 	size_t scratch_len, scratch_cap;
 	struct rec *recs;
@@ -77,6 +88,9 @@ struct rec_lost {
 	struct perf_event_header h;
 	uint64_t id, lost;
 };
+
+/* A drain's copies beyond this are freed after it, not kept for the next. */
+#define SCRATCH_KEEP (256u << 10)
 
 /* sample_type TID|TIME with sample_id_all: { u32 pid, tid; u64 time; } */
 #define SAMPLE_ID_SIZE 16
@@ -124,7 +138,7 @@ static int online_cpus(int **cpus, int *nr)
 	return 0;
 }
 
-static int open_event(int cpu)
+static int open_event(int cpu, bool *read_lost)
 {
 	struct perf_event_attr attr;
 	int fd;
@@ -146,8 +160,20 @@ static int open_event(int cpu)
 	 */
 	attr.watermark = 1;
 	attr.wakeup_watermark = 1;
+	/*
+	 * A LOST record is written only when a record fits again: records
+	 * dropped while nothing more comes would go unreported.  The count
+	 * read() gives does not wait for room.
+	 */
+	attr.read_format = PERF_FORMAT_LOST;
 	fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
 		     PERF_FLAG_FD_CLOEXEC);
+	*read_lost = fd >= 0;
+	if (fd < 0 && errno == EINVAL) {
+		attr.read_format = 0;
+		fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+			     PERF_FLAG_FD_CLOEXEC);
+	}
 	if (fd < 0 && errno == EINVAL) {
 		/* before 3.16: exec then looks like a mere rename */
 		attr.comm_exec = 0;
@@ -178,6 +204,8 @@ int sideband__open(struct procs *procs, struct sideband **out,
 		return -ENOMEM;
 	}
 	sb->procs = procs;
+	sb->stop[0] = sb->stop[1] = -1;
+	sb->read_lost = true;
 	sb->map_len = (size_t)(pages + 1) * page;
 	sb->fds = calloc(nr_cpus, sizeof(*sb->fds));
 	sb->rings = calloc(nr_cpus, sizeof(*sb->rings));
@@ -187,8 +215,10 @@ int sideband__open(struct procs *procs, struct sideband **out,
 	for (i = 0; i < nr_cpus; i++) {
 		struct ring *r = &sb->rings[sb->nr];
 		void *m;
-		int fd = open_event(cpus[i]);
+		bool read_lost;
+		int fd = open_event(cpus[i], &read_lost);
 
+		sb->read_lost &= read_lost;
 		if (fd < 0) {
 			err = fd;
 			goto fail;
@@ -222,6 +252,7 @@ void sideband__free(struct sideband *sb)
 
 	if (!sb)
 		return;
+	sideband__background_stop(sb);
 	for (i = 0; i < sb->nr; i++) {
 		munmap(sb->rings[i].meta, sb->map_len);
 		close(sb->fds[i]);
@@ -241,7 +272,16 @@ int sideband__fds(const struct sideband *sb, const int **fds)
 
 uint64_t sideband__lost(const struct sideband *sb)
 {
-	return sb->lost;
+	uint64_t total = 0, v[2];
+	int i;
+
+	if (!sb->read_lost)
+		return sb->lost;
+	for (i = 0; i < sb->nr; i++)
+		if (read(sb->fds[i], v, sizeof(v)) == sizeof(v))
+			total += v[1];
+	/* the records may know of more, if a read failed */
+	return total > sb->lost ? total : sb->lost;
 }
 
 static int reserve(void **buf, size_t *cap, size_t need, size_t elem)
@@ -329,7 +369,8 @@ static int mapped(struct sideband *sb, uint32_t pid, const struct proc_map *m)
 {
 	int err = procs__mmap(sb->procs, pid, m);
 
-	if (!err && sb->on_map)
+	/* what is not traced is neither kept nor opened */
+	if (!err && sb->on_map && procs__wants(sb->procs, pid))
 		sb->on_map(sb->on_map_ctx, pid, procs__find(sb->procs, pid, m->start));
 	return err;
 }
@@ -421,6 +462,7 @@ int sideband__drain(struct sideband *sb)
 
 	sb->scratch_len = 0;
 	sb->nr_recs = 0;
+	procs__next_round(sb->procs);
 	for (i = 0; !err && i < (size_t)sb->nr; i++)
 		err = copy_ring(sb, &sb->rings[i]);
 	/* a fork on one CPU must land before the child's exec on another */
@@ -428,5 +470,64 @@ int sideband__drain(struct sideband *sb)
 	for (i = 0; !err && i < sb->nr_recs; i++)
 		err = apply(sb, (const void *)(sb->scratch + sb->recs[i].off));
 	n = (int)i;
+	/* a burst's copy is not kept for the rest of the run */
+	if (sb->scratch_cap > SCRATCH_KEEP) {
+		free(sb->scratch);
+		free(sb->recs);
+		sb->scratch = NULL;
+		sb->recs = NULL;
+		sb->scratch_cap = sb->recs_cap = 0;
+	}
 	return err ? err : n;
+}
+
+static void *drainer(void *arg)
+{
+	struct sideband *sb = arg;
+	struct pollfd *pfd = calloc(sb->nr + 1, sizeof(*pfd));
+	int i;
+
+	if (!pfd)
+		return NULL;
+	pfd[0] = (struct pollfd){ .fd = sb->stop[0], .events = POLLIN };
+	for (i = 0; i < sb->nr; i++)
+		pfd[i + 1] = (struct pollfd){ .fd = sb->fds[i], .events = POLLIN };
+	while (!pfd[0].revents) {
+		if (poll(pfd, sb->nr + 1, -1) < 0 && errno != EINTR)
+			break;
+		if (sideband__drain(sb) < 0)
+			break;
+	}
+	free(pfd);
+	return NULL;
+}
+
+int sideband__background(struct sideband *sb)
+{
+	int err;
+
+	if (sb->threaded)
+		return 0;
+	if (pipe2(sb->stop, O_CLOEXEC))
+		return -errno;
+	err = pthread_create(&sb->thread, NULL, drainer, sb);
+	if (err) {
+		close(sb->stop[0]);
+		close(sb->stop[1]);
+		sb->stop[0] = sb->stop[1] = -1;
+		return -err;
+	}
+	sb->threaded = true;
+	return 0;
+}
+
+void sideband__background_stop(struct sideband *sb)
+{
+	if (!sb->threaded)
+		return;
+	close(sb->stop[1]);
+	pthread_join(sb->thread, NULL);
+	close(sb->stop[0]);
+	sb->stop[0] = sb->stop[1] = -1;
+	sb->threaded = false;
 }

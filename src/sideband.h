@@ -42,6 +42,15 @@ int sideband__drain(struct sideband *sb);
 struct proc_map;
 typedef void (*sideband_map_fn)(void *ctx, uint32_t pid, const struct proc_map *m);
 void sideband__on_map(struct sideband *sb, sideband_map_fn fn, void *ctx);
+/*
+ * Drain on a thread of its own, whenever records come, until
+ * sideband__background_stop: for start-up, while the caller is busy
+ * loading programs and nothing else may drain.  procs (and whatever
+ * sideband__on_map's fn touches) belongs to that thread meanwhile.
+ */
+int sideband__background(struct sideband *sb);
+void sideband__background_stop(struct sideband *sb);
+
 /* Records the kernel dropped because a buffer was full, so far. */
 uint64_t sideband__lost(const struct sideband *sb);
 

@@ -972,6 +972,29 @@ static int read_counts(struct walker *w, struct bpf_map *m, struct sw_stacks *s,
 	return err;
 }
 
+int walker__counted_tgids(struct walker *w, void (*fn)(void *ctx, __u32 tgid),
+			  void *ctx)
+{
+	for (int i = 0; i < w->ncounts; i++) {
+		size_t ks = bpf_map__key_size(w->counts[i]);
+		int fd = bpf_map__fd(w->counts[i]);
+		char *key = malloc(ks);
+		bool first = true;
+		__u32 tgid;
+
+		if (!key)
+			return -ENOMEM;
+		/* every walker's key starts with struct sw_key_hdr: keys suffice */
+		while (!bpf_map_get_next_key(fd, first ? NULL : key, key)) {
+			first = false;
+			memcpy(&tgid, key, sizeof(tgid));
+			fn(ctx, tgid);
+		}
+		free(key);
+	}
+	return 0;
+}
+
 int walker__read(struct walker *w, struct sw_stacks *s)
 {
 	struct key_frames *f = malloc(sizeof(*f));

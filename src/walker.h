@@ -74,6 +74,9 @@ int walker__follow(struct walker *w, pid_t pid);
 /* All stacks counted so far (cumulative). */
 int walker__read(struct walker *w, struct sw_stacks *out);
 int walker__lost(struct walker *w, __u64 lost[SW_LOST_NR]);
+/* fn hears the tgid of every stack counted so far, once or more each. */
+int walker__counted_tgids(struct walker *w, void (*fn)(void *ctx, __u32 tgid),
+			  void *ctx);
 /* Stacks the last read showed without some of their frames (small keys). */
 __u64 walker__partial(const struct walker *w);
 /* trace_pipe delivery (4.1-4.3): lines the trace buffer overwrote unread. */
