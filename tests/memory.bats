@@ -53,3 +53,39 @@ status_kb() {
 Detaching...
 EOF2
 }
+
+# Processes started, 50 at a time, until stackcount says it is tracing.
+flood_until_tracing() {
+	until grep -q '^Tracing' "$1" 2> /dev/null; do
+		"$W/spawner" 50 > /dev/null
+	done
+}
+
+@test "-- COMMAND after a slow start on a busy system: exact frames, or the loss said" {
+	out=$BATS_TEST_TMPDIR/sc.out
+	flood_until_tracing "$out" &
+	flood=$!
+	# one page a CPU fills with a few processes' records; the million-stack
+	# map takes seconds to create, while the flood runs
+	STACKWALK_SIDEBAND_PAGES=1 "$SC" -U --walker stackmap \
+		--stack-storage-size 1000000 "$W/paths:via_b" -- "$W/paths" 3 \
+		> "$out" 2> "$BATS_TEST_TMPDIR/sc.err"
+	wait "$flood"
+	cat "$BATS_TEST_TMPDIR/sc.err"
+	if [ "$(sed -n '3,$p' "$out" | normalize)" = "  via_b
+  main
+  [unknown]
+    paths [PID]
+    6
+
+Detaching..." ]; then
+		echo "frames exact" >&3
+	else
+		sed -n '3,$p' "$out"
+		grep -qx '  \[unknown\]' "$out"
+		[ "$(wc -l < "$BATS_TEST_TMPDIR/sc.err")" -eq 1 ]
+		grep -Eqx '[1-9][0-9]* process mapping records lost: some user frames may show as \[unknown\]' \
+			"$BATS_TEST_TMPDIR/sc.err"
+		echo "loss said: $(cat "$BATS_TEST_TMPDIR/sc.err")" >&3
+	fi
+}

@@ -38,6 +38,6 @@ $(BENCH_DIR)/.bpftrace:
 	@mkdir -p $(@D) && touch $@
 
 .PHONY: bench
-bench: $(BUILD)/stackcount $(BENCH_DIR)/spin $(BENCH_DIR)/measure $(BENCH_DIR)/floor \
+bench: $(BUILD)/stackcount $(BENCH_DIR)/spin $(BENCH_DIR)/measure $(BENCH_DIR)/floor $(WL_DIR)/spawner \
 		$(BENCH_DIR)/.bpftrace bench-symbols
 	@tests/bench/run.sh

@@ -9,6 +9,7 @@ SC=$B/stackcount
 SPIN=$B/tests/bench/spin
 FLOOR=$B/tests/bench/floor
 MEASURE=$B/tests/bench/measure
+SPAWNER=$B/tests/workloads/spawner
 ROUNDS=${ROUNDS:-7}
 N=${N:-200000}
 TP=syscalls:sys_enter_getppid
@@ -97,6 +98,27 @@ start_stop() {	# NAME CMD...: wall minus one second, and peak RSS
 	out=$(tail -n1 "$TMP/m")
 	runs[$name.ms]="${runs[$name.ms]:-} $(awk '{ printf "%.1f", $1 - 1000 }' <<< "$out")"
 	runs[$name.rss]="${runs[$name.rss]:-} $(awk '{ print $2 }' <<< "$out")"
+}
+
+# RSS of a -p trace (its process waits) before and after $1 unrelated
+# processes, each a fork, exec, mmaps and exit the sideband hears of.
+many_processes() {	# N: sets runs[procs.before] and runs[procs.after], KB
+	local n=$1 victim sc lines
+	sleep 3600 &
+	victim=$!
+	$SC -U -i 1 -p "$victim" t:syscalls:sys_enter_getppid > "$TMP/p.out" 2>&1 &
+	sc=$!
+	until grep -q '^Tracing' "$TMP/p.out" 2> /dev/null; do sleep 0.1; done
+	runs[procs.before]=$(awk '$1 == "VmHWM:" { print $2 }' /proc/$sc/status)
+	$SPAWNER "$n" > /dev/null
+	# two more intervals: the second drained after every process exited
+	lines=$(wc -l < "$TMP/p.out")
+	until [ "$(wc -l < "$TMP/p.out")" -ge $((lines + 2)) ]; do sleep 0.1; done
+	runs[procs.after]=$(awk '$1 == "VmHWM:" { print $2 }' /proc/$sc/status)
+	kill -INT $sc
+	wait $sc
+	kill $victim
+	wait $victim 2> /dev/null
 }
 
 stat() {	# CONFIG: "median [min-max]"
@@ -219,6 +241,13 @@ printf '  %-30s %-20s %-20s\n' "" "overhead ms" "peak RSS KB"
 printf '  %-30s %-20s %-20s\n' "stackcount -D 1" "$(stat stackcount.ms)" "$(stat stackcount.rss)"
 [ -n "$BPFTRACE" ] && printf '  %-30s %-20s %-20s\n' "bpftrace (interval 1 s)" \
 	"$(stat bpftrace.ms)" "$(stat bpftrace.rss)"
+echo
+PROCS=${PROCS:-50000}
+many_processes "$PROCS"
+echo "Peak RSS (KB) of stackcount -U -p PID, PID waiting, before and after $PROCS"
+echo "unrelated processes (/bin/true) ran"
+printf '  %-30s %-20s %-20s\n' "" "before" "after"
+printf '  %-30s %-20s %-20s\n' "stackcount -p" "${runs[procs.before]}" "${runs[procs.after]}"
 echo
 ratios() {	# LABEL CONFIG FLOOR BPFTRACE BASE
 	local b
