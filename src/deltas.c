@@ -82,8 +82,8 @@ int deltas__new(struct deltas **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-/* The slot of st's identity, added with count 0 if new; -ENOMEM. */
-static int find(struct deltas *d, const struct sw_stack *st, size_t *slot)
+/* The entry of st's identity, added with count 0 if new; -ENOMEM. */
+static int find(struct deltas *d, const struct sw_stack *st, struct entry **e)
 {
 	unsigned char *id;
 	size_t len = identity(st, &id), j;
@@ -106,23 +106,20 @@ static int find(struct deltas *d, const struct sw_stack *st, size_t *slot)
 		d->slots[j] = (struct entry){ .id = id, .len = len, .hash = h };
 		d->used++;
 	}
-	*slot = j;
+	*e = &d->slots[j];
 	return 0;
 }
 
 int deltas__apply(struct deltas *d, struct sw_stacks *s)
 {
-	size_t j;
+	struct entry *e;
 	int err;
 
 	d->round++;
 	for (size_t i = 0; i < s->n; i++) {
-		struct entry *e;
-
-		err = find(d, &s->v[i], &j);
+		err = find(d, &s->v[i], &e);
 		if (err)
 			return err;
-		e = &d->slots[j];
 		if (e->round != d->round) {
 			e->round = d->round;
 			e->sum = 0;
@@ -131,12 +128,9 @@ int deltas__apply(struct deltas *d, struct sw_stacks *s)
 	}
 	/* the first key of an identity carries its delta, the others 0 */
 	for (size_t i = 0; i < s->n; i++) {
-		struct entry *e;
-
-		err = find(d, &s->v[i], &j);
+		err = find(d, &s->v[i], &e);
 		if (err)
 			return err;
-		e = &d->slots[j];
 		if (e->round != d->round) {
 			s->v[i].count = 0;
 			continue;
