@@ -291,7 +291,7 @@ static int plan(struct session *s)
 	bool kprobe = is_kernel_probe(&s->pat);
 	enum sw_walker kind = o->walker;
 	const char *no;
-	char err[512];
+	char err[512] = "";
 
 	/* what the kernel cannot probe at all is the first thing to say */
 	if (sw_pattern_check(&s->pat, f, err, sizeof(err)))
@@ -467,7 +467,7 @@ static int spawn(struct session *s)
 
 int session_start(struct session *s)
 {
-	char err[512];
+	char err[512] = "";
 	int e;
 
 	e = sw_features_probe(&s->f, s->o.legacy);
