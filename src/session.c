@@ -669,11 +669,26 @@ static void report_losses(struct session *s)
 				n += snprintf(line + n, sizeof(line) - n, "%s %llu %s",
 					      line[n - 1] != ':' ? "," : "",
 					      (unsigned long long)lost[i], lost_what[i]);
-		if (lost[SW_LOST_OUTPUT])
-			fprintf(stderr, "%s; raise --perf-buffer-pages\n", line);
-		else
-			fprintf(stderr, "%s; raise --stack-storage-size (now %u)\n",
-				line, s->o.storage);
+		/* --stack-storage-size sizes only the counts and stack maps */
+		if (lost[SW_LOST_COUNTS_FULL] || lost[SW_LOST_KCOLLISION] ||
+		    lost[SW_LOST_UCOLLISION] || lost[SW_LOST_STACKMAP_FULL] ||
+		    lost[SW_LOST_CHUNKS_FULL])
+			n += snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0,
+				      "; raise --stack-storage-size (now %u)",
+				      s->o.storage);
+		if (lost[SW_LOST_OUTPUT] && n < sizeof(line))
+			n += snprintf(line + n, sizeof(line) - n,
+				      "; raise --perf-buffer-pages");
+		if (lost[SW_LOST_FOLLOW_FULL] && n < sizeof(line))
+			n += snprintf(line + n, sizeof(line) - n,
+				      "; the follow map holds %u threads at once, "
+				      "whatever the options: give -p PID to trace "
+				      "one process instead", SW_FOLLOW_MAX);
+		if (lost[SW_LOST_TAILCALL] && n < sizeof(line))
+			snprintf(line + n, sizeof(line) - n,
+				 "; the fp walker could not reach its user walk, "
+				 "which no option changes: try another --walker");
+		fprintf(stderr, "%s\n", line);
 	}
 	if (walker__partial(s->w))
 		fprintf(stderr, "%llu stacks shown without some of their frames: "
