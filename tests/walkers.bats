@@ -395,6 +395,22 @@ EOF
 	) <(grep -vE '^$|^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' "$BATS_TEST_TMPDIR/sc.out")
 }
 
+# zeroret: target <- cut <- main, then a 0 return address and a garbage
+# frame behind it; a 0 return address ends a stack, as in bcc, bpftrace, gdb
+@test "a 0 return address ends the stack: no [unknown] root, nothing after it, every walker" {
+	for w in getstack stackmap fp; do
+		run --separate-stderr "$SC" -f -U --walker "$w" "$W/zeroret:target" -- "$W/zeroret"
+		echo "$w: $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = "zeroret;main;cut;target 1" ]
+		run --separate-stderr "$TOP/build/stacksnoop" -U --walker "$w" "$W/zeroret:target" -- "$W/zeroret"
+		echo "$w: $output"
+		[ "$status" -eq 0 ]
+		diff -u <(printf 'ip: target\nr0: cut\nr1: main\n') \
+			<(echo "$output" | sed -nE 's/^[0-9.]+ +(ip|r[0-9]+): [0-9a-f]+ /\1: /p')
+	done
+}
+
 # deep 70 200: 10 getppid() calls at depth 70 from one call site, and
 # between them one getpid() 127 user frames deep whose tracepoint sits one
 # kernel frame deeper: its frames reach past where the next shallower
