@@ -595,10 +595,11 @@ void session_sync(struct session *s)
 
 enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 {
-	struct pollfd pfd[3 + 256];
 	const int *sbfds = NULL;
 	int nsb = s->sb ? sideband__fds(s->sb, &sbfds) : 0, n = 0, ifd = -1;
 	int ofd = -1;
+	/* one per CPU's sideband buffer, however many CPUs: none unpolled */
+	struct pollfd pfd[3 + (nsb > 0 ? nsb : 0)];
 
 	pfd[n++] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 	if (fd >= 0) {
@@ -610,7 +611,7 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 		ofd = n;
 		pfd[n++] = (struct pollfd){ .fd = STDOUT_FILENO };
 	}
-	for (int i = 0; i < nsb && n < (int)(sizeof(pfd) / sizeof(pfd[0])); i++)
+	for (int i = 0; i < nsb; i++)
 		pfd[n++] = (struct pollfd){ .fd = sbfds[i], .events = POLLIN };
 	for (;;) {
 		long long now = session_now_ms(), wake = at_ms;
