@@ -41,7 +41,7 @@ struct {
  * present so that a lookup with follow_mask 0 passes. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, SW_FOLLOW_MAX);
 	__type(key, __u32);
 	__type(value, __u8);
 } follow SEC(".maps");

@@ -27,6 +27,8 @@ GS_COUNTS(256);
 struct sw_gs_record {
 	struct sw_event_hdr e;
 	struct sw_gs_key key;
+	/* no key slot from here on holds a frame (see gs_clear()) */
+	__u64 dirty;
 };
 
 /* The key is four times the BPF stack: build it in per-CPU memory. */
@@ -61,6 +63,27 @@ static __always_inline __u32 gs_frames(void *ctx, __u64 *buf, __u64 flags,
 	buf[0] = buf[1];
 	bpf_probe_read(&buf[1], 8, (void *)sp);
 	return (__u64)n / 8 + 1;
+}
+
+/*
+ * The helpers zero only the rest of their own 127 slots, from where each
+ * side starts: a key of the largest class, up to 256 slots, can still hold
+ * frames of an earlier, deeper event past nk + 127, and two keys of one
+ * stack would count apart.  The smaller classes end before slot 127, so
+ * only the largest is cleared, and only as far as a frame was ever put
+ * (rec->dirty): the usual event pays one compare.  A loop, as these
+ * counting programs load only where keys may exceed 512 bytes (5.11+,
+ * bounded loops since 5.3); the emitting ones, on 4.18+, send only the
+ * frames there are and never get here.
+ */
+static __always_inline void gs_clear(struct sw_gs_record *rec, __u64 n)
+{
+	__u64 end = rec->dirty;
+
+	rec->dirty = n;
+	/* volatile: clang would make a memset of it, which BPF lacks */
+	for (__u64 i = n; i < end && i < SW_GS_FRAMES; i++)
+		*(volatile __u64 *)&rec->key.ip[sw_bound(i, SW_GS_FRAMES - 1)] = 0;
 }
 
 static __always_inline void gs_count(struct sw_gs_key *key, __u32 n)
@@ -115,6 +138,8 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 		sw_emit_frames(ctx, rec, sizeof(rec->e) + sizeof(key->h),
 			       nk + nu, SW_GS_FRAMES);
 	} else {
+		if (nk + nu > SW_GS_CLASS(SW_GS_CLASSES - 2))
+			gs_clear(rec, nk + nu);
 		gs_count(key, nk + nu);
 	}
 	return 0;

@@ -13,6 +13,9 @@
 /* perf's default kernel.perf_event_max_stack: the helpers never return more */
 #define SW_MAX_FRAMES		127
 
+/* threads of a -- COMMAND tracked at once: no option sizes the follow map */
+#define SW_FOLLOW_MAX		65536
+
 /* sw_config.flags */
 #define SW_CFG_KSTACK		(1u << 0)	/* record kernel frames */
 #define SW_CFG_USTACK		(1u << 1)	/* record user frames */

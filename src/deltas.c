@@ -4,16 +4,23 @@
 #include <string.h>
 #include "deltas.h"
 
-/* A stack's identity as bytes: what the kernel's map keyed it by. */
+/*
+ * A stack's identity as bytes: its frames, as printed.  The kernel's map
+ * may hold more than one key for them (a walker's key can carry bytes
+ * beyond the frames), so each read sums the counts of one identity first:
+ * keeping one key's count and taking it for all of them loses the rest.
+ */
 struct entry {
 	unsigned char *id;
 	size_t len;
 	__u64 hash, count;
+	__u64 sum, round;	/* this read's total, while round is the read's */
 };
 
 struct deltas {
 	struct entry *slots;
 	size_t cap, used;
+	__u64 round;
 };
 
 static size_t identity(const struct sw_stack *st, unsigned char **out)
@@ -75,35 +82,62 @@ int deltas__new(struct deltas **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+/* The entry of st's identity, added with count 0 if new; -ENOMEM. */
+static int find(struct deltas *d, const struct sw_stack *st, struct entry **e)
+{
+	unsigned char *id;
+	size_t len = identity(st, &id), j;
+	__u64 h;
+
+	if (!len)
+		return -ENOMEM;
+	if ((d->used + 1) * 2 > d->cap && grow(d)) {
+		free(id);
+		return -ENOMEM;
+	}
+	h = fnv1a(id, len);
+	for (j = h & (d->cap - 1); d->slots[j].id; j = (j + 1) & (d->cap - 1))
+		if (d->slots[j].hash == h && d->slots[j].len == len &&
+		    !memcmp(d->slots[j].id, id, len))
+			break;
+	if (d->slots[j].id) {
+		free(id);
+	} else {
+		d->slots[j] = (struct entry){ .id = id, .len = len, .hash = h };
+		d->used++;
+	}
+	*e = &d->slots[j];
+	return 0;
+}
+
 int deltas__apply(struct deltas *d, struct sw_stacks *s)
 {
+	struct entry *e;
+	int err;
+
+	d->round++;
 	for (size_t i = 0; i < s->n; i++) {
-		struct sw_stack *st = &s->v[i];
-		unsigned char *id;
-		size_t len = identity(st, &id), j;
-		__u64 h;
-
-		if (!len)
-			return -ENOMEM;
-		if ((d->used + 1) * 2 > d->cap && grow(d)) {
-			free(id);
-			return -ENOMEM;
+		err = find(d, &s->v[i], &e);
+		if (err)
+			return err;
+		if (e->round != d->round) {
+			e->round = d->round;
+			e->sum = 0;
 		}
-		h = fnv1a(id, len);
-		for (j = h & (d->cap - 1); d->slots[j].id; j = (j + 1) & (d->cap - 1))
-			if (d->slots[j].hash == h && d->slots[j].len == len &&
-			    !memcmp(d->slots[j].id, id, len))
-				break;
-		if (d->slots[j].id) {
-			__u64 prev = d->slots[j].count;
-
-			d->slots[j].count = st->count;
-			st->count -= prev;
-			free(id);
+		e->sum += s->v[i].count;
+	}
+	/* the first key of an identity carries its delta, the others 0 */
+	for (size_t i = 0; i < s->n; i++) {
+		err = find(d, &s->v[i], &e);
+		if (err)
+			return err;
+		if (e->round != d->round) {
+			s->v[i].count = 0;
 			continue;
 		}
-		d->slots[j] = (struct entry){ id, len, h, st->count };
-		d->used++;
+		s->v[i].count = e->sum > e->count ? e->sum - e->count : 0;
+		e->count = e->sum;
+		e->round = 0;
 	}
 	return 0;
 }

@@ -4,15 +4,18 @@
  * and why it stopped, in words: enough to learn frame-pointer walking from.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include "explain.h"
 #include "fp_key.h"
 #include "output.h"
 
+/* A frame's name into a (freed first), whole; "?" when out of memory. */
 static const char *what(struct symbolizer *sym, bool kernel, __u32 tgid,
-			__u64 addr, bool is_return, char *buf, size_t len)
+			__u64 addr, bool is_return, char **a)
 {
-	return sw_frame_name(sym, kernel, tgid, addr, is_return, true, true,
-			     buf, len);
+	free(*a);
+	*a = sw_frame_name(sym, kernel, tgid, addr, is_return, true, true);
+	return *a ? *a : "?";
 }
 
 /* The frame pointer frame i's saved %rbp pointed to, or where the walk ended. */
@@ -72,7 +75,7 @@ void sw_explain_print(FILE *out, const struct sw_event *ev,
 	bool kernel = !how->user;
 	__u32 tgid = ev->stack.tgid;
 	size_t n = kernel ? ev->stack.nk : ev->stack.nu, i = 0;
-	char a[512], b[512];
+	char *a = NULL, b[32];
 
 	fprintf(out, "  how the %s stack was walked:\n", kernel ? "kernel" : "user");
 	if (how->tracepoint) {
@@ -83,7 +86,7 @@ void sw_explain_print(FILE *out, const struct sw_event *ev,
 	} else {
 		fprintf(out, "%s%%rip = %llx %s: where the %s fired\n", pfx,
 			(unsigned long long)x->ret[0],
-			what(sym, kernel, tgid, x->ret[0], false, a, sizeof(a)),
+			what(sym, kernel, tgid, x->ret[0], false, &a),
 			how->entry ? (kernel ? "kprobe" : "uprobe") : "probe");
 		i = 1;
 	}
@@ -94,7 +97,7 @@ void sw_explain_print(FILE *out, const struct sw_event *ev,
 			pfx, pfx);
 		fprintf(out, "%s  [%%rsp = %llx] = %llx %s\n", pfx,
 			(unsigned long long)x->sp, (unsigned long long)x->ret[1],
-			what(sym, kernel, tgid, x->ret[1], true, a, sizeof(a)));
+			what(sym, kernel, tgid, x->ret[1], true, &a));
 		i = 2;
 	}
 	if (i < n)
@@ -106,7 +109,8 @@ void sw_explain_print(FILE *out, const struct sw_event *ev,
 		fprintf(out, "%s  [%%rbp = %llx] = %-16s [+8] = %llx %s\n", pfx,
 			(unsigned long long)x->fp[i], b,
 			(unsigned long long)x->ret[i],
-			what(sym, kernel, tgid, x->ret[i], i > 0, a, sizeof(a)));
+			what(sym, kernel, tgid, x->ret[i], i > 0, &a));
 	}
+	free(a);
 	why_stop(out, pfx, x, kernel, n);
 }

@@ -40,12 +40,12 @@ static int put(struct buf *b, const char *fmt, ...)
 	return 0;
 }
 
-const char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
-			  __u64 addr, bool is_return, bool offset,
-			  bool verbose, char *out, size_t len)
+char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
+		    __u64 addr, bool is_return, bool offset, bool verbose)
 {
 	struct sym_result r = {};
-	char name[1024], module[256];
+	char module[256], *name, *out = NULL;
+	size_t len;
 	int err;
 
 	err = kernel ? symbolizer__kernel(sym, addr, is_return, &r)
@@ -55,23 +55,29 @@ const char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 		untrusted_escape(module, sizeof(module), r.module);
 	if (err || !r.name) {
 		if (verbose && r.module)
-			snprintf(out, len, "[unknown] (%s+0x%llx)", module,
-				 (unsigned long long)r.module_offset);
+			err = asprintf(&out, "[unknown] (%s+0x%llx)", module,
+				       (unsigned long long)r.module_offset);
 		else
-			snprintf(out, len, "[unknown]");
-		return out;
+			err = asprintf(&out, "[unknown]");
+		return err < 0 ? NULL : out;
 	}
-	untrusted_escape(name, sizeof(name), r.name);
+	/* whole, however long: a C++ template's name can run to pages */
+	len = 4 * strlen(r.name) + 1;	/* each byte at most \xNN */
+	name = malloc(len);
+	if (!name)
+		return NULL;
+	untrusted_escape(name, len, r.name);
 	if (offset && kernel && r.module)
-		snprintf(out, len, "%s+0x%llx [%s]", name,
-			 (unsigned long long)r.offset, module);
+		err = asprintf(&out, "%s+0x%llx [%s]", name,
+			       (unsigned long long)r.offset, module);
 	else if (offset)
-		snprintf(out, len, "%s+0x%llx", name, (unsigned long long)r.offset);
+		err = asprintf(&out, "%s+0x%llx", name, (unsigned long long)r.offset);
 	else if (kernel && r.module)
-		snprintf(out, len, "%s [%s]", name, module);
+		err = asprintf(&out, "%s [%s]", name, module);
 	else
-		snprintf(out, len, "%s", name);
-	return out;
+		err = asprintf(&out, "%s", name);
+	free(name);
+	return err < 0 ? NULL : out;
 }
 
 const char *sw_comm(const char *comm, char *buf, size_t len)
@@ -123,11 +129,23 @@ struct rendered {
 	__u64 count;
 };
 
+/* put() of a frame's name after pre and before post; -ENOMEM */
+static int put_frame(struct buf *b, const char *pre, char *name, const char *post)
+{
+	int err;
+
+	if (!name)
+		return -ENOMEM;
+	err = put(b, "%s%s%s", pre, name, post);
+	free(name);
+	return err;
+}
+
 static int render(struct buf *b, const struct sw_stack *st,
 		  struct symbolizer *sym, const struct sw_format *fmt)
 {
 	size_t k0 = fmt->trim_tracepoint ? sw_tracepoint_skip(sym, st) : 0;
-	char name[1024], comm[4 * SW_COMM_LEN + 1];
+	char comm[4 * SW_COMM_LEN + 1];
 	int err = 0;
 
 	sw_comm(st->comm, comm, sizeof(comm));
@@ -142,17 +160,15 @@ static int render(struct buf *b, const struct sw_stack *st,
 			sep = ";";
 		}
 		for (size_t i = st->nu; fmt->user && i-- > 0; sep = ";")
-			err |= put(b, "%s%s", sep, sw_frame_name(sym, false,
-				   st->tgid, st->uip[i], i > 0, false, false,
-				   name, sizeof(name)));
+			err |= put_frame(b, sep, sw_frame_name(sym, false,
+				   st->tgid, st->uip[i], i > 0, false, false), "");
 		if (fmt->delimiter) {
 			err |= put(b, "%s-", sep);
 			sep = ";";
 		}
 		for (size_t i = st->nk; fmt->kernel && i-- > k0; sep = ";")
-			err |= put(b, "%s%s", sep, sw_frame_name(sym, true, 0,
-				   st->kip[i], i > 0, false, false, name,
-				   sizeof(name)));
+			err |= put_frame(b, sep, sw_frame_name(sym, true, 0,
+				   st->kip[i], i > 0, false, false), "");
 		return err;
 	}
 	for (size_t i = k0; fmt->kernel && i < st->nk; i++) {
@@ -160,8 +176,8 @@ static int render(struct buf *b, const struct sw_stack *st,
 			err |= put(b, "  %-16llx ", (unsigned long long)st->kip[i]);
 		else
 			err |= put(b, "  ");
-		err |= put(b, "%s\n", sw_frame_name(sym, true, 0, st->kip[i],
-			   i > 0, fmt->offset, fmt->verbose, name, sizeof(name)));
+		err |= put_frame(b, "", sw_frame_name(sym, true, 0, st->kip[i],
+			   i > 0, fmt->offset, fmt->verbose), "\n");
 	}
 	if (fmt->delimiter)
 		err |= put(b, "    --\n");
@@ -170,9 +186,8 @@ static int render(struct buf *b, const struct sw_stack *st,
 			err |= put(b, "  %-16llx ", (unsigned long long)st->uip[i]);
 		else
 			err |= put(b, "  ");
-		err |= put(b, "%s\n", sw_frame_name(sym, false, st->tgid,
-			   st->uip[i], i > 0, fmt->offset, fmt->verbose, name,
-			   sizeof(name)));
+		err |= put_frame(b, "", sw_frame_name(sym, false, st->tgid,
+			   st->uip[i], i > 0, fmt->offset, fmt->verbose), "\n");
 	}
 	if (fmt->comm)
 		err |= put(b, "    %s [%u]\n", comm, st->tgid);

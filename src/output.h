@@ -26,12 +26,12 @@ struct sw_format {
 };
 
 /*
- * One frame's name as printed, into buf: every byte a terminal could take
- * for a control written as \xNN (untrusted_escape).
+ * One frame's name as printed, whole, for free(); NULL when out of memory.
+ * Every byte a terminal could take for a control is written as \xNN
+ * (untrusted_escape).
  */
-const char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
-			  __u64 addr, bool is_return, bool offset,
-			  bool verbose, char *buf, size_t len);
+char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
+		    __u64 addr, bool is_return, bool offset, bool verbose);
 /* A task's comm as printed, escaped as names are, into buf (4x its size). */
 const char *sw_comm(const char *comm, char *buf, size_t len);
 /*

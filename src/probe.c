@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gelf.h>
 #include "probe.h"
 #include "elf_file.h"
 #include "libpath.h"
@@ -24,6 +25,12 @@ static int fail(char *err, size_t len, int code, const char *fmt, ...)
 	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
 	return code;
+}
+
+/* Every error fills err: a bare -ENOMEM would print an empty line. */
+static int oom(char *err, size_t len, const char *doing, const char *what)
+{
+	return fail(err, len, -ENOMEM, "out of memory %s \"%s\"", doing, what);
 }
 
 /*
@@ -76,7 +83,7 @@ int sw_pattern_parse(const char *s, bool regex, struct sw_pattern *p,
 
 	memset(p, 0, sizeof(*p));
 	if (!copy)
-		return -ENOMEM;
+		return oom(err, errlen, "parsing the pattern", s);
 	while (n < 3) {
 		parts[n++] = c;
 		c = strchr(c, ':');
@@ -122,11 +129,17 @@ int sw_pattern_parse(const char *s, bool regex, struct sw_pattern *p,
 	p->lib = strdup(lib);
 	p->name = strdup(name);
 	if (!p->lib || !p->name || (p->type == SW_PAT_TRACEPOINT && !p->category)) {
-		e = -ENOMEM;
+		e = oom(err, errlen, "parsing the pattern", s);
 		goto out;
 	}
-	if (compile(p->name, regex, &p->re) ||
-	    (p->category && compile(p->category, regex, &p->cat_re))) {
+	e = compile(p->name, regex, &p->re);
+	if (!e && p->category)
+		e = compile(p->category, regex, &p->cat_re);
+	if (e == -ENOMEM) {
+		oom(err, errlen, "compiling the pattern", s);
+		goto out;
+	}
+	if (e) {
 		e = fail(err, errlen, -EINVAL, "\"%s\" is not a valid %s in \"%s\"",
 			 name, regex ? "regular expression" : "pattern", s);
 		goto out;
@@ -297,7 +310,7 @@ static int resolve_kprobes(const struct sw_pattern *p,
 			continue;
 		tg = add(t, SW_ROLE_KPROBE, hit);
 		if (!tg || !(tg->spec.func = strdup(hit))) {
-			e = -ENOMEM;
+			e = oom(err, errlen, "listing the kernel functions matching", p->name);
 			break;
 		}
 		tg->spec.kind = SW_PROBE_KPROBE;
@@ -361,7 +374,7 @@ static int resolve_tracepoints(const struct sw_pattern *p,
 			    !(tg->spec.event = strdup(e->d_name))) {
 				closedir(evs);
 				closedir(cats);
-				return -ENOMEM;
+				return oom(err, errlen, "listing the tracepoints matching", p->name);
 			}
 			tg->spec.kind = SW_PROBE_TRACEPOINT;
 		}
@@ -440,7 +453,7 @@ static int open_lib(const struct sw_pattern *p, pid_t pid,
 			    "/usr/lib/x86_64-linux-gnu/lib%s.so", p->lib, p->lib);
 	((struct sw_pattern *)p)->libpath = strdup(path);
 	if (!p->libpath)
-		return -ENOMEM;
+		return oom(err, errlen, "resolving", p->lib);
 	/* a debug file refused here is said when the symbolizer meets it */
 	e = elf_file__open(ef, path, &sk);
 	if (e && sk.why)
@@ -466,8 +479,11 @@ static int resolve_uprobes(const struct sw_pattern *p, pid_t pid,
 	m.ef = ef;
 	e = elf_file__find_syms(ef, match_sym, &m);
 	elf_file__free(ef);
+	if (e == -ENOMEM)
+		return oom(err, errlen, "listing the functions of", p->libpath);
 	if (e)
-		return e;
+		return fail(err, errlen, e, "cannot read the symbols of %s: %s",
+			    p->libpath, strerror(-e));
 	t->matched = t->n;
 	if (!t->n)
 		return fail(err, errlen, -ENOENT, "no function matches \"%s\" in "
@@ -477,6 +493,30 @@ static int resolve_uprobes(const struct sw_pattern *p, pid_t pid,
 }
 
 /* ---- USDT ---- */
+
+/* Why usdt__probes() failed: out of memory, or no section names. */
+static void usdt_failed(const struct elf_file *ef, const char *path, int e,
+			char *err, size_t errlen)
+{
+	char shown[256];
+	GElf_Ehdr eh;
+	size_t shnum;
+
+	untrusted_escape(shown, sizeof(shown), path);
+	if (e == -ENOMEM) {
+		oom(err, errlen, "listing the USDT probes of", shown);
+		return;
+	}
+	if (gelf_getehdr(elf_file__elf(ef), &eh) && eh.e_shstrndx == SHN_XINDEX &&
+	    (elf_getshdrnum(elf_file__elf(ef), &shnum) || !shnum)) {
+		fail(err, errlen, e, "cannot read the section names of %s: its "
+		     "section header string table index (SHN_XINDEX) points "
+		     "into a section header that is not there", shown);
+		return;
+	}
+	fail(err, errlen, e, "cannot read the section names of %s: %s", shown,
+	     elf_errmsg(-1));
+}
 
 static int resolve_usdt(const struct sw_pattern *p,
 			const struct sw_features *f, pid_t pid,
@@ -491,6 +531,8 @@ static int resolve_usdt(const struct sw_pattern *p,
 	if (e)
 		return e;
 	e = usdt__probes(ef, &probes, &n);
+	if (e)
+		usdt_failed(ef, p->libpath, e, err, errlen);
 	for (size_t i = 0; !e && i < n; i++) {
 		struct sw_target *tg;
 		bool seen = false;
@@ -501,7 +543,7 @@ static int resolve_usdt(const struct sw_pattern *p,
 			seen |= !strcmp(t->v[j].name, probes[i].name);
 		tg = add(t, SW_ROLE_UINSIDE, probes[i].name);
 		if (!tg || !(tg->spec.path = strdup(p->libpath))) {
-			e = -ENOMEM;
+			e = oom(err, errlen, "listing the USDT probes of", p->libpath);
 			break;
 		}
 		tg->spec.kind = SW_PROBE_UPROBE;
@@ -567,6 +609,7 @@ int sw_targets_resolve(const struct sw_pattern *p,
 	int e;
 
 	memset(out, 0, sizeof(*out));
+	*err = 0;
 	e = sw_pattern_check(p, f, err, errlen);
 	if (e)
 		return e;
@@ -584,6 +627,9 @@ int sw_targets_resolve(const struct sw_pattern *p,
 		e = resolve_usdt(p, f, pid, out, err, errlen);
 		break;
 	}
+	if (e && !*err)
+		fail(err, errlen, e, "cannot resolve \"%s\": %s", p->name,
+		     strerror(-e));
 	if (e)
 		sw_targets_free(out);
 	return e;

@@ -301,7 +301,7 @@ static int plan(struct session *s)
 	bool kprobe = is_kernel_probe(&s->pat);
 	enum sw_walker kind = o->walker;
 	const char *no;
-	char err[512];
+	char err[512] = "";
 
 	/* what the kernel cannot probe at all is the first thing to say */
 	if (sw_pattern_check(&s->pat, f, err, sizeof(err)))
@@ -518,7 +518,7 @@ static int start_walker(struct session *s)
 
 int session_start(struct session *s)
 {
-	char err[512];
+	char err[512] = "";
 	int e;
 
 	e = sw_features_probe(&s->f, s->o.legacy);
@@ -712,10 +712,11 @@ void session_sync(struct session *s)
 
 enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 {
-	struct pollfd pfd[3 + 256];
 	const int *sbfds = NULL;
 	int nsb = s->sb ? sideband__fds(s->sb, &sbfds) : 0, n = 0, ifd = -1;
 	int ofd = -1;
+	/* one per CPU's sideband buffer, however many CPUs: none unpolled */
+	struct pollfd pfd[3 + (nsb > 0 ? nsb : 0)];
 
 	pfd[n++] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 	if (fd >= 0) {
@@ -727,7 +728,7 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 		ofd = n;
 		pfd[n++] = (struct pollfd){ .fd = STDOUT_FILENO };
 	}
-	for (int i = 0; i < nsb && n < (int)(sizeof(pfd) / sizeof(pfd[0])); i++)
+	for (int i = 0; i < nsb; i++)
 		pfd[n++] = (struct pollfd){ .fd = sbfds[i], .events = POLLIN };
 	for (;;) {
 		long long now = session_now_ms(), wake = at_ms;
@@ -786,11 +787,26 @@ static void report_losses(struct session *s)
 				n += snprintf(line + n, sizeof(line) - n, "%s %llu %s",
 					      line[n - 1] != ':' ? "," : "",
 					      (unsigned long long)lost[i], lost_what[i]);
-		if (lost[SW_LOST_OUTPUT])
-			fprintf(stderr, "%s; raise --perf-buffer-pages\n", line);
-		else
-			fprintf(stderr, "%s; raise --stack-storage-size (now %u)\n",
-				line, s->o.storage);
+		/* --stack-storage-size sizes only the counts and stack maps */
+		if (lost[SW_LOST_COUNTS_FULL] || lost[SW_LOST_KCOLLISION] ||
+		    lost[SW_LOST_UCOLLISION] || lost[SW_LOST_STACKMAP_FULL] ||
+		    lost[SW_LOST_CHUNKS_FULL])
+			n += snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0,
+				      "; raise --stack-storage-size (now %u)",
+				      s->o.storage);
+		if (lost[SW_LOST_OUTPUT] && n < sizeof(line))
+			n += snprintf(line + n, sizeof(line) - n,
+				      "; raise --perf-buffer-pages");
+		if (lost[SW_LOST_FOLLOW_FULL] && n < sizeof(line))
+			n += snprintf(line + n, sizeof(line) - n,
+				      "; the follow map holds %u threads at once, "
+				      "whatever the options: give -p PID to trace "
+				      "one process instead", SW_FOLLOW_MAX);
+		if (lost[SW_LOST_TAILCALL] && n < sizeof(line))
+			snprintf(line + n, sizeof(line) - n,
+				 "; the fp walker could not reach its user walk, "
+				 "which no option changes: try another --walker");
+		fprintf(stderr, "%s\n", line);
 	}
 	if (walker__partial(s->w))
 		fprintf(stderr, "%llu stacks shown without some of their frames: "

@@ -151,18 +151,28 @@ static void line(const struct tool *t, const struct sw_event *ev,
 static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
 		   bool kernel, const __u64 *ip, size_t n, int *r)
 {
-	char name[1024], msg[1100];
+	char *name, *msg;
+	int e;
 
 	for (size_t i = 0; i < n; i++, (*r)++) {
-		sw_frame_name(t->s.sym, kernel, ev->stack.tgid, ip[i], *r >= 0,
-			      t->offset, false, name, sizeof(name));
-		if (*r < 0)
-			snprintf(msg, sizeof(msg), "ip: %llx %s",
-				 (unsigned long long)ip[i], name);
+		name = sw_frame_name(t->s.sym, kernel, ev->stack.tgid, ip[i],
+				     *r >= 0, t->offset, false);
+		if (!name)
+			e = -1;
+		else if (*r < 0)
+			e = asprintf(&msg, "ip: %llx %s",
+				     (unsigned long long)ip[i], name);
 		else
-			snprintf(msg, sizeof(msg), "r%d: %llx %s", *r,
-				 (unsigned long long)ip[i], name);
+			e = asprintf(&msg, "r%d: %llx %s", *r,
+				     (unsigned long long)ip[i], name);
+		free(name);
+		/* a frame is never left out silently */
+		if (e < 0) {
+			line(t, ev, comm, "(out of memory naming this frame)");
+			continue;
+		}
 		line(t, ev, comm, msg);
+		free(msg);
 	}
 }
 

@@ -29,7 +29,8 @@ struct usdt_probe {
 
 /*
  * All probes of ef in note order.  *probes is for free(); it is NULL and
- * *nr 0 when the file has none.  Returns 0 or a negative errno.
+ * *nr 0 when the file has none.  Returns 0, -ENOMEM, or -EINVAL when the
+ * section names cannot be read.
  */
 int usdt__probes(const struct elf_file *ef, struct usdt_probe **probes,
 		 size_t *nr);

@@ -942,6 +942,13 @@ static void key_frames(struct walker *w, const void *key, bool counted,
 		f->k++;
 		f->nk--;
 	}
+	/*
+	 * A 0 return address is where a stack ends (bcc, bpftrace and gdb
+	 * stop there): the kernel's frame-pointer unwinders store it and go
+	 * on, and what they read after it is no frame.
+	 */
+	f->nk = nframes(f->k, f->nk);
+	f->nu = nframes(f->u, f->nu);
 }
 
 /* Every stack counted in map m, appended to s. */

@@ -69,3 +69,21 @@ expect_error() {
 	grep -q 'ORC' <("$SC" --kernel-features) || skip "this kernel has frame pointers"
 	expect_error 1 "the fp walker cannot walk kernel frames: this kernel has no frame pointers (CONFIG_UNWINDER_ORC=y); use -U for user frames, or another walker" --walker fp t:sched:sched_switch
 }
+
+# usdt with no section headers and e_shstrndx = SHN_XINDEX, which then
+# points into a section header that is not there
+broken_shstrndx() {
+	local f=$BATS_TEST_TMPDIR/noshdr
+	cp "$W/usdt" "$f"
+	# e_shoff (0x28, 8 bytes) = 0; e_shnum (0x3c) = 0; e_shstrndx (0x3e) = 0xffff
+	printf '\0\0\0\0\0\0\0\0' | dd of="$f" bs=1 seek=40 conv=notrunc status=none
+	printf '\0\0\377\377' | dd of="$f" bs=1 seek=60 conv=notrunc status=none
+	echo "$f"
+}
+
+@test "an ELF file whose section header string table cannot be found: said, not an empty line" {
+	f=$(broken_shstrndx)
+	expect_error 1 "cannot read the section names of $f: its section header string table index (SHN_XINDEX) points into a section header that is not there" "u:$f:probe"
+	# no section headers, so no symbol table: nothing to match
+	expect_error 1 "no function matches \"work\" in $f; list them with: nm $f" "$f:work"
+}

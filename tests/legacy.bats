@@ -90,6 +90,8 @@ EOF2
 	[[ "$stderr" == *"forced legacy mode runs the fp walker only"* ]]
 	run --separate-stderr "$SC" --legacy=4.1 -P -K "$W/paths:work"
 	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "stackcount: this kernel cannot run BPF on uprobes (4.3+, CONFIG_UPROBE_EVENTS, and forced legacy mode emulates an older one), so user functions cannot be traced" ]
 	# BPF on uprobes came with 4.3: that is said before what -U needs
 	run --separate-stderr "$SC" --legacy=4.1 -U "$W/paths:work" -- "$W/paths" 1
 	[ "$status" -eq 1 ]

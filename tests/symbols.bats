@@ -96,6 +96,20 @@ EOF2
 	echo "$output" | grep -q ';_ZN6shapes3BoxIdE4openEd;_ZN6shapes5twiceEd;work 1$'
 }
 
+@test "C++: names of 1130 and 1135 characters print whole, and stay apart" {
+	id=$(printf 'n%.0s' $(seq 544))ok
+	long="shapes::Long<shapes::$id>::open(shapes::$id"
+	[ "${#long}" -eq 1129 ]
+	run --separate-stderr "$SC" -f -U "$W/cxx:work" -- "$W/cxx" long
+	[ "$status" -eq 0 ]
+	diff -u <(printf 'cxx;[unknown];main;%s);work 1\n' "$long"
+		  printf 'cxx;[unknown];main;%s, int);work 1\n' "$long") <(echo "$output")
+	run --separate-stderr "$TOP/build/stacksnoop" -U "$W/cxx:work" -- "$W/cxx" long
+	[ "$status" -eq 0 ]
+	diff -u <(printf 'r0: %s)\nr0: %s, int)\n' "$long" "$long") \
+		<(echo "$output" | sed -nE 's/^[0-9.]+ +(r0): [0-9a-f]+ /\1: /p')
+}
+
 # Hundreds of processes that exec and exit while tracing: every one named
 # from the kernel's mmap records, none from a late /proc read.
 @test "an exec storm: every short-lived process fully named" {

@@ -395,6 +395,44 @@ EOF
 	) <(grep -vE '^$|^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' "$BATS_TEST_TMPDIR/sc.out")
 }
 
+# zeroret: target <- cut <- main, then a 0 return address and a garbage
+# frame behind it; a 0 return address ends a stack, as in bcc, bpftrace, gdb
+@test "a 0 return address ends the stack: no [unknown] root, nothing after it, every walker" {
+	for w in getstack stackmap fp; do
+		run --separate-stderr "$SC" -f -U --walker "$w" "$W/zeroret:target" -- "$W/zeroret"
+		echo "$w: $output"
+		[ "$status" -eq 0 ]
+		[ "$output" = "zeroret;main;cut;target 1" ]
+		run --separate-stderr "$TOP/build/stacksnoop" -U --walker "$w" "$W/zeroret:target" -- "$W/zeroret"
+		echo "$w: $output"
+		[ "$status" -eq 0 ]
+		diff -u <(printf 'ip: target\nr0: cut\nr1: main\n') \
+			<(echo "$output" | sed -nE 's/^[0-9.]+ +(ip|r[0-9]+): [0-9a-f]+ /\1: /p')
+	done
+}
+
+# deep 70 200: 10 getppid() calls at depth 70 from one call site, and
+# between them one getpid() 127 user frames deep whose tracepoint sits one
+# kernel frame deeper: its frames reach past where the next shallower
+# event's helper call zeroes the per-CPU key.  Pinned to one CPU, so that
+# every event reuses the same scratch key.
+deep_interval_counts() {
+	run --separate-stderr "$SC" --walker getstack -f -i 1 \
+		-r 't:syscalls:sys_(exit_getppid|enter_getpid)' -- taskset -c 0 "$W/deep" 70 200
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | awk '{ print $1 }' | sort -u | wc -l)" -eq 2 ]
+	[ "$(echo "$output" | awk '$1 ~ /;getppid;/ { n += $2 } END { print n }')" -eq 10 ]
+	[ "$(echo "$output" | awk '$1 ~ /;(__)?getpid;/ { n += $2 } END { print n }')" -eq 1 ]
+}
+
+@test "getstack: -i counts a deep stack's frames once, whatever a deeper event left behind" {
+	deep_interval_counts
+}
+
+@test "getstack, small keys: -i counts a deep stack's frames once, whatever a deeper event left behind" {
+	STACKWALK_SMALL_KEYS=1 deep_interval_counts
+}
+
 # 4096 stacks of one chunk each, in order: the first 1024 fill the counts,
 # the next 1024 fill the chunk map (twice the storage size)
 @test "getstack, small keys, small maps: each loss counted, by cause" {
