@@ -421,7 +421,7 @@ static int match_sym(const struct elf_sym *s, void *ctx)
 	return 0;
 }
 
-static int open_lib(const struct sw_pattern *p, pid_t pid,
+static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 		    struct elf_file **ef, char *err, size_t errlen)
 {
 	struct untrusted_skip sk = {};
@@ -429,7 +429,8 @@ static int open_lib(const struct sw_pattern *p, pid_t pid,
 	int e;
 
 	e = libpath__resolve(p->lib, pid, path, sizeof(path));
-	if (e && (!strcmp(p->lib, "t") || !strcmp(p->lib, "u")))
+	t->malformed = e && (!strcmp(p->lib, "t") || !strcmp(p->lib, "u"));
+	if (t->malformed)
 		return fail(err, errlen, -EINVAL, "incomplete pattern \"%s:%s\"; "
 			    "a %s is %s:%s", p->lib, p->name,
 			    *p->lib == 't' ? "tracepoint" : "USDT probe",
@@ -460,7 +461,7 @@ static int resolve_uprobes(const struct sw_pattern *p, pid_t pid,
 	struct elf_file *ef;
 	int e;
 
-	e = open_lib(p, pid, &ef, err, errlen);
+	e = open_lib(p, pid, t, &ef, err, errlen);
 	if (e)
 		return e;
 	m.ef = ef;
@@ -487,7 +488,7 @@ static int resolve_usdt(const struct sw_pattern *p,
 	size_t n = 0;
 	int e;
 
-	e = open_lib(p, pid, &ef, err, errlen);
+	e = open_lib(p, pid, t, &ef, err, errlen);
 	if (e)
 		return e;
 	e = usdt__probes(ef, &probes, &n);
@@ -584,7 +585,11 @@ int sw_targets_resolve(const struct sw_pattern *p,
 		e = resolve_usdt(p, f, pid, out, err, errlen);
 		break;
 	}
-	if (e)
+	if (e) {
+		bool malformed = out->malformed;
+
 		sw_targets_free(out);
+		out->malformed = malformed;
+	}
 	return e;
 }

@@ -282,7 +282,10 @@ static bool is_kernel_probe(const struct sw_pattern *p)
 	return p->type == SW_PAT_KPROBE || p->type == SW_PAT_TRACEPOINT;
 }
 
-/* Decide the walker and what it records; refuse what the kernel cannot do. */
+/*
+ * Decide the walker and what it records; refuse what the kernel cannot do
+ * (1), and options that cannot go with the pattern (2, a usage error).
+ */
 static int plan(struct session *s)
 {
 	const struct session_opts *o = &s->o;
@@ -300,7 +303,7 @@ static int plan(struct session *s)
 	if (o->sink == SINK_EXPLAIN) {
 		if (kind != SW_WALKER_AUTO && kind != SW_WALKER_FP)
 			return die(s, "--explain shows the fp walker's reads; "
-				   "drop --walker %s", sw_walker_name(kind));
+				   "drop --walker %s", sw_walker_name(kind)) + 1;
 		if (!f->helper_output || !f->map_perf_array)
 			return die(s, "--explain needs bpf_perf_event_output "
 				   "(4.4+), which this kernel lacks");
@@ -374,7 +377,7 @@ static int plan(struct session *s)
 			   "of kernel events; use -K");
 	if (o->kernel_only && !kprobe)
 		return die(s, "-K keeps kernel stacks only, and the events of user "
-			   "functions and USDT probes have none; drop -K");
+			   "functions and USDT probes have none; drop -K") + 1;
 	wo->per_process = o->perpid || wo->ustack || o->sink != SINK_COUNT;
 	if (o->debug)
 		fprintf(s->out, "walker: %s (%s)\n", sw_walker_name(kind), s->why);
@@ -486,13 +489,14 @@ int session_start(struct session *s)
 		sw_tracefs_remove_stale(s->f.tracefs);
 	if (sw_pattern_parse(s->o.pattern, s->o.regexp, &s->pat, err, sizeof(err)))
 		return die(s, "%s", err) + 1;	/* a usage error */
-	if (plan(s))
-		return 1;
+	e = plan(s);
+	if (e)
+		return e;
 	if (s->o.pid && kill(s->o.pid, 0) && errno == ESRCH)
 		return die(s, "no process with PID %d; check the PID (ps -e)", s->o.pid);
 	e = sw_targets_resolve(&s->pat, &s->f, s->o.pid, &s->targets, err, sizeof(err));
 	if (e)
-		return die(s, "%s", err);
+		return die(s, "%s", err) + s->targets.malformed;
 	if (needs_semaphores(&s->targets) && !s->o.pid && !s->o.command)
 		return die(s, "USDT probes of \"%s\" have semaphores, which this "
 			   "kernel does not set (4.20+ does); give -p PID or -- "

@@ -4,17 +4,22 @@
 
 load helpers
 
-# expect_error STATUS 'stderr glob' stackcount-args...
-expect_error() {
-	local want=$1 msg=$2
-	shift 2
-	run --separate-stderr "$SC" "$@"
+# expect_error_of TOOL STATUS 'stderr glob' args...
+expect_error_of() {
+	local tool=$1 want=$2 msg=$3
+	shift 3
+	run --separate-stderr "$TOP/build/$tool" "$@"
 	echo "status $status, stderr: $stderr"
 	[ "$status" -eq "$want" ]
 	[ -z "$output" ]
 	[ "$(echo "$stderr" | wc -l)" -eq 1 ]
-	[[ "$stderr" == stackcount:\ $msg ]]
+	[[ "$stderr" == $tool:\ $msg ]]
 	[ -z "$(leftover_probes)" ]
+}
+
+# expect_error STATUS 'stderr glob' stackcount-args...
+expect_error() {
+	expect_error_of stackcount "$@"
 }
 
 @test "unknown option" {
@@ -38,7 +43,9 @@ expect_error() {
 @test "malformed patterns" {
 	expect_error 2 "too many ':'-separated parts in \"a:b:c:d\"*" a:b:c:d
 	expect_error 2 "unknown probe type 'x' in \"x:lib:f\"*" x:lib:f
-	expect_error 1 "incomplete pattern \"t:foo\"; a tracepoint is t:category:event" t:foo
+	expect_error 2 "incomplete pattern \"t:foo\"; a tracepoint is t:category:event" t:foo
+	expect_error 2 "incomplete pattern \"t:a\"; a tracepoint is t:category:event" t:a
+	expect_error 2 "incomplete pattern \"u:a\"; a USDT probe is u:lib:probe" u:a
 	expect_error 2 "incomplete pattern \"u:c:\"*" u:c:
 	expect_error 2 "\"(\" is not a valid regular expression*" -r 't:sched:('
 }
@@ -57,6 +64,12 @@ expect_error() {
 
 @test "-K with -U" {
 	expect_error 2 "-K and -U are mutually exclusive*" -K -U t:sched:sched_switch
+}
+
+@test "options the pattern rules out are usage errors" {
+	expect_error 2 "-K keeps kernel stacks only, and the events of user functions and USDT probes have none; drop -K" -K "$W/paths:work"
+	expect_error_of stacksnoop 2 "-K keeps kernel stacks only, and the events of user functions and USDT probes have none; drop -K" -K "$W/paths:work"
+	expect_error_of stacksnoop 2 "--explain shows the fp walker's reads; drop --walker getstack" --explain --walker getstack "$W/paths:work"
 }
 
 @test "kernel without kprobes: kernel functions are refused, tracepoints suggested" {
