@@ -52,6 +52,39 @@ static bool legacy_in_range(__u32 v)
 	return v >= SW_KVERSION(4, 1, 0) && v < SW_KVERSION(4, 6, 0);
 }
 
+/*
+ * Whether cpu is in the kernel's list of online CPUs ("0-3,5"), copied
+ * into list: 1 or 0, or -errno when the list cannot be read.
+ */
+static int cpu_online(int cpu, char *list, size_t len)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	const char *p = list;
+	int e = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(list, len, f))
+		e = -EIO;
+	fclose(f);
+	if (e)
+		return e;
+	list[strcspn(list, "\n")] = 0;
+	while (*p) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (end == p)
+			return -EINVAL;
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		if (cpu >= lo && cpu <= hi)
+			return 1;
+		p = end + (*end == ',');
+	}
+	return 0;
+}
+
 /* Options are what comes before "--"; COMMAND, what follows it. */
 void session_opts_init(struct session_opts *o, const char *tool, char **argv,
 		       int *argc)
@@ -134,6 +167,7 @@ int session_unknown(const struct session_opts *o, int c, char **argv)
 int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 {
 	const char *env = getenv("STACKWALK_LEGACY"), *t = o->tool;
+	char cpus[256];
 
 	if (env && *env && !o->legacy &&
 	    (sw_version_parse(env, &o->legacy) || !legacy_in_range(o->legacy)))
@@ -169,6 +203,10 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 				   sw_walker_name(o->walker)) + 1;
 	if (o->legacy)
 		o->walker = SW_WALKER_FP;
+	/* a CPU that is not there would count nothing, silently */
+	if (o->cpu >= 0 && !cpu_online(o->cpu, cpus, sizeof(cpus)))
+		return session_die(t, "-c %d: this machine's online CPUs are %s; "
+				   "give one of them", o->cpu, cpus) + 1;
 	return 0;
 }
 
@@ -494,6 +532,14 @@ int session_start(struct session *s)
 		return e;
 	if (s->o.pid && kill(s->o.pid, 0) && errno == ESRCH)
 		return die(s, "no process with PID %d; check the PID (ps -e)", s->o.pid);
+	/* the kernel side filters on the process: a thread id matches nothing */
+	if (s->o.pid && (pid_t)procs_tgid_of(s->o.pid) != s->o.pid) {
+		pid_t tgid = procs_tgid_of(s->o.pid);
+
+		fprintf(stderr, "%s: -p %d is a thread of process %d: tracing %d\n",
+			s->o.tool, s->o.pid, tgid, tgid);
+		s->o.pid = s->wo.pid = tgid;
+	}
 	e = sw_targets_resolve(&s->pat, &s->f, s->o.pid, &s->targets, err, sizeof(err));
 	if (e)
 		return die(s, "%s", err) + s->targets.malformed;

@@ -13,6 +13,7 @@
 #include "walker.h"
 #include "calib.h"
 #include "ksyms.h"
+#include "procs.h"
 #include "tracepipe.h"
 #include "sources.h"
 #include "fp_key.h"
@@ -1096,23 +1097,6 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 	b->n++;
 }
 
-/* The process of a thread, while it lives; the thread itself after. */
-static __u32 tgid_of(__u32 tid)
-{
-	char path[64], line[128];
-	__u32 tgid = tid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", tid);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %u", &tgid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return tgid;
-}
-
 /* A trace_pipe event (4.1-4.3) into the batch, as a perf one would be. */
 static void on_trace_event(const struct tp_event *t, void *ctx)
 {
@@ -1130,7 +1114,7 @@ static void on_trace_event(const struct tp_event *t, void *ctx)
 	key->h.kstop = t->kstop;
 	key->h.ustop = t->ustop;
 	/* trace_pipe gives the thread: its process names the frames */
-	key->h.tgid = tgid_of(t->tid);
+	key->h.tgid = procs_tgid_of(t->tid);
 	memcpy(key->h.comm, t->comm, SW_COMM_LEN);
 	rec = malloc(sizeof(*e) + sizeof(*key));
 	if (rec) {

@@ -62,6 +62,13 @@ expect_error() {
 	expect_error 1 "no process with PID $pid; check the PID (ps -e)" -p "$pid" "$W/paths:work"
 }
 
+@test "-c: a CPU that is not online" {
+	cpus=$(cat /sys/devices/system/cpu/online)
+	last=$(sed 's/.*[-,]//' /sys/devices/system/cpu/possible)
+	expect_error 2 "-c $((last + 1)): this machine's online CPUs are $cpus; give one of them" -c $((last + 1)) t:sched:sched_switch -- true
+	expect_error_of stacksnoop 2 "-c $((last + 1)): this machine's online CPUs are $cpus; give one of them" -c $((last + 1)) t:sched:sched_switch -- true
+}
+
 @test "-K with -U" {
 	expect_error 2 "-K and -U are mutually exclusive*" -K -U t:sched:sched_switch
 }

@@ -170,6 +170,33 @@ Detaching...
 EOF
 }
 
+@test "-p a thread id: its process is traced, and said" {
+	local d=$BATS_TEST_TMPDIR
+	mkfifo "$d/threads.in"
+	"$W/threads" < "$d/threads.in" > "$d/threads.out" &
+	PHASES_PID=$!
+	exec 7> "$d/threads.in"
+	wait_for '^tid ' "$d/threads.out"
+	tid=$(sed -n 's/^tid //p' "$d/threads.out")
+	[ "$tid" -ne "$PHASES_PID" ]
+	start_sc -U -p "$tid" "$W/threads:work"
+	echo 4 >&7
+	wait_for '^done 4$' "$d/threads.out"
+	stop_sc
+	exec 7>&-
+	wait "$PHASES_PID"
+	[ "$(cat "$d/sc.err")" = "stackcount: -p $tid is a thread of process $PHASES_PID: tracing $PHASES_PID" ]
+	diff -u - <(sed -n '3,$p' "$d/sc.out") <<'EOF'
+  work
+  via_a
+  worker
+  [unknown]
+    4
+
+Detaching...
+EOF
+}
+
 @test "-i -T: each interval prints its own counts, with the time" {
 	check_interval_counts
 }
