@@ -20,6 +20,8 @@
 #include "../compat/semaphore.h"
 
 #define DEFAULT_STORAGE 16384
+/* How long COMMAND has to end on SIGTERM before it gets SIGKILL. */
+#define CMD_GRACE_MS 5000
 
 int session_die(const char *tool, const char *fmt, ...)
 {
@@ -625,6 +627,7 @@ static bool handle_signals(struct session *s)
 
 	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo != SIGCHLD) {
+			s->nr_signals++;
 			end = true;
 			continue;
 		}
@@ -740,20 +743,57 @@ static void report_losses(struct session *s)
 			(unsigned long long)sideband__lost(s->sb));
 }
 
+/*
+ * COMMAND has been sent SIGTERM: its wait status once it ends.  One that
+ * ignores SIGTERM is killed after CMD_GRACE_MS, or at once on another
+ * Ctrl-C, so that nothing it does can hold the tool.
+ */
+static int end_cmd(struct session *s)
+{
+	long long kill_at = session_now_ms() + CMD_GRACE_MS;
+	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	struct signalfd_siginfo si;
+	int ws, timeout;
+
+	while (waitpid(s->cmd.pid, &ws, WNOHANG) == 0) {
+		if (s->nr_signals < 2) {
+			timeout = (int)(kill_at - session_now_ms());
+			if (timeout > 0 && poll(&pfd, 1, timeout) != 0) {
+				while (read(s->sigfd, &si, sizeof(si)) == sizeof(si))
+					s->nr_signals += si.ssi_signo != SIGCHLD;
+				continue;
+			}
+		}
+		kill(s->cmd.pid, SIGKILL);
+		if (s->nr_signals < 2)
+			fprintf(stderr, "%s: %s did not end within %d s of SIGTERM: "
+				"killed it (SIGKILL)\n", s->o.tool,
+				s->o.command[0], CMD_GRACE_MS / 1000);
+		else
+			fprintf(stderr, "%s: %s had not ended on SIGTERM at the "
+				"second signal: killed it (SIGKILL)\n", s->o.tool,
+				s->o.command[0]);
+		waitpid(s->cmd.pid, &ws, 0);
+		break;
+	}
+	return ws;
+}
+
 int session_stop(struct session *s)
 {
-	int ws;
-
 	report_losses(s);
 	/* the counts are read: let the kernel detach without us waiting */
 	walker__detach_async(s->w);
 	if (s->sema_pid)
 		semaphores(&s->targets, s->sema_pid, -1);
 	if (s->have_cmd) {
-		/* tracing ended first (-D, a signal): end it, as perf record does */
+		/*
+		 * Tracing ended first (-D, a signal): end it, as perf record
+		 * does, the counts shown meanwhile, however long it takes.
+		 */
+		session_flush(s);
 		kill(s->cmd.pid, SIGTERM);
-		waitpid(s->cmd.pid, &ws, 0);
-		s->cmd_status = sw_cmd_exit_code(ws);
+		s->cmd_status = sw_cmd_exit_code(end_cmd(s));
 		s->have_cmd = false;
 	}
 	return s->o.command ? s->cmd_status : 0;
