@@ -317,6 +317,21 @@ int session_init(struct session *s)
 	return 0;
 }
 
+/* A quarter of MemTotal in bytes, the most the maps may take; 0: unknown. */
+static __u64 map_limit(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	unsigned long long kb = 0;
+	char line[128];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024 / 4;
+}
+
 static bool is_kernel_probe(const struct sw_pattern *p)
 {
 	return p->type == SW_PAT_KPROBE || p->type == SW_PAT_TRACEPOINT;
@@ -383,6 +398,7 @@ static int plan(struct session *s)
 	wo->cpu = o->cpu;
 	wo->follow = o->command != NULL;
 	wo->storage = o->storage;
+	wo->map_limit = map_limit();
 	if (o->sink == SINK_EXPLAIN) {
 		/* one walk: where the event fired */
 		wo->kstack = kprobe;
@@ -511,6 +527,7 @@ static int spawn(struct session *s)
 int session_start(struct session *s)
 {
 	char err[512];
+	__u64 need;
 	int e;
 
 	e = sw_features_probe(&s->f, s->o.legacy);
@@ -553,7 +570,13 @@ int session_start(struct session *s)
 		return die(s, "out of memory");
 	if (s->o.command && (e = spawn(s)))
 		return e;
-	e = walker__open(&s->w, &s->f, &s->wo, &s->targets);
+	e = walker__open(&s->w, &s->f, &s->wo, &s->targets, &need);
+	if (e == -E2BIG)
+		return die(s, "--stack-storage-size %u: the maps for that many "
+			   "stacks can take %llu bytes, more than a quarter of "
+			   "this machine's memory (%llu bytes); give a smaller "
+			   "size", s->o.storage, (unsigned long long)need,
+			   (unsigned long long)s->wo.map_limit) + 1;
 	if (e) {
 		if (e == -EPERM && !s->f.memlock_ok)
 			return die(s, "the kernel refused the BPF program: "

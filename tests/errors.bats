@@ -69,6 +69,15 @@ expect_error() {
 	expect_error_of stacksnoop 2 "-c $((last + 1)): this machine's online CPUs are $cpus; give one of them" -c $((last + 1)) t:sched:sched_switch -- true
 }
 
+# The fp walker's counts map: 16777216 elements of 512 bytes as the kernel
+# charges them (a 64-byte header, the 440-byte key, the 8-byte count).
+@test "--stack-storage-size whose maps could take over a quarter of memory" {
+	limit=$(($(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo) * 1024 / 4))
+	need=$((16777216 * 512))
+	[ "$need" -gt "$limit" ] || skip "this machine has over 32 GiB"
+	expect_error 2 "--stack-storage-size 16777216: the maps for that many stacks can take $need bytes, more than a quarter of this machine's memory ($limit bytes); give a smaller size" --walker fp --stack-storage-size 16777216 -U "$W/paths:work" -- true
+}
+
 @test "-K with -U" {
 	expect_error 2 "-K and -U are mutually exclusive*" -K -U t:sched:sched_switch
 }
