@@ -426,6 +426,7 @@ static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 {
 	struct untrusted_skip sk = {};
 	char path[PATH_MAX], shown[256];
+	size_t size;
 	int e;
 
 	e = libpath__resolve(p->lib, pid, path, sizeof(path));
@@ -435,6 +436,12 @@ static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 			    "a %s is %s:%s", p->lib, p->name,
 			    *p->lib == 't' ? "tracepoint" : "USDT probe",
 			    p->lib, *p->lib == 't' ? "category:event" : "lib:probe");
+	/* a path was given: the hint is about that path, not a search */
+	if (e && strchr(p->lib, '/'))
+		return fail(err, errlen, e, "cannot open \"%s\": %s; check the "
+			    "path", untrusted_escape(shown, sizeof(shown), p->lib),
+			    e == -ELOOP ? "a loop of symbolic links" :
+			    e == -ENOENT ? "no such file" : strerror(-e));
 	if (e)
 		return fail(err, errlen, -ENOENT, "cannot find library or "
 			    "executable \"%s\"; give its path, e.g. "
@@ -451,6 +458,14 @@ static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 		return fail(err, errlen, e, "cannot read %s as ELF: %s",
 			    untrusted_escape(shown, sizeof(shown), path),
 			    strerror(-e));
+	if (!elf_file__whole(*ef, &size)) {
+		elf_file__free(*ef);
+		*ef = NULL;
+		return fail(err, errlen, -ENOEXEC, "cannot read %s as ELF: its "
+			    "headers or sections lie past its end (%zu bytes), "
+			    "so it was cut short; give the whole file",
+			    untrusted_escape(shown, sizeof(shown), path), size);
+	}
 	return 0;
 }
 

@@ -57,6 +57,16 @@ expect_error() {
 	expect_error 1 "no USDT probe matches \"nosuch\" in $W/usdt; list them with: readelf -n*" "u:$W/usdt:nosuch"
 }
 
+@test "a library that is cut short, missing, or a symlink loop" {
+	local d=$BATS_TEST_TMPDIR
+	head -c 3000 "$W/paths" > "$d/cut"
+	expect_error 1 "cannot read $d/cut as ELF: its headers or sections lie past its end (3000 bytes), so it was cut short; give the whole file" "$d/cut:work"
+	ln -s loop2 "$d/loop1"
+	ln -s loop1 "$d/loop2"
+	expect_error 1 "cannot open \"$d/loop1\": a loop of symbolic links; check the path" "$d/loop1:work"
+	expect_error 1 "cannot open \"$d/nosuch.so\": no such file; check the path" "$d/nosuch.so:work"
+}
+
 @test "missing PID" {
 	pid=$(sh -c 'echo $$')	# a process that has just exited
 	expect_error 1 "no process with PID $pid; check the PID (ps -e)" -p "$pid" "$W/paths:work"
