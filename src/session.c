@@ -723,6 +723,7 @@ static const char *const lost_what[SW_LOST_NR] = {
 	[SW_LOST_OUTPUT] = "to a full perf buffer",
 	[SW_LOST_TAILCALL] = "to a failed tail call",
 	[SW_LOST_CHUNKS_FULL] = "to a full chunk map",
+	[SW_LOST_IA32] = NULL,	/* not a lack of room: said on its own */
 };
 
 /* Nothing lost silently: every loss the kernel side counted, said once. */
@@ -735,13 +736,19 @@ static void report_losses(struct session *s)
 	if (walker__lost(s->w, lost))
 		return;
 	for (int i = 0; i < SW_LOST_NR; i++)
-		total += lost[i];
+		if (lost_what[i])
+			total += lost[i];
+	if (lost[SW_LOST_IA32])
+		fprintf(stderr, "%llu events of 32-bit tasks not walked: the fp "
+			"walker reads 64-bit frames; use --walker getstack or "
+			"stackmap for them\n",
+			(unsigned long long)lost[SW_LOST_IA32]);
 	if (total) {
 		n = snprintf(line, sizeof(line), "%llu %s lost:",
 			     (unsigned long long)total,
 			     s->o.sink == SINK_COUNT ? "stacks" : "events");
 		for (int i = 0; i < SW_LOST_NR && n < sizeof(line); i++)
-			if (lost[i])
+			if (lost[i] && lost_what[i])
 				n += snprintf(line + n, sizeof(line) - n, "%s %llu %s",
 					      line[n - 1] != ':' ? "," : "",
 					      (unsigned long long)lost[i], lost_what[i]);

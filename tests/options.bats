@@ -282,6 +282,21 @@ check_stubborn_counted() {
 	[ "$output" = "paths;[unknown];main;via_b 10" ]
 }
 
+@test "--walker fp on a 32-bit task: its events are dropped and said, getstack walks them" {
+	run --separate-stderr "$SC" --walker fp -U "$W/ia32:work" -- "$W/ia32"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "3 events of 32-bit tasks not walked: the fp walker reads 64-bit frames; use --walker getstack or stackmap for them" ]
+	diff -u - <(echo "$output") <<EOF
+Tracing 1 functions for "$W/ia32:work"... Hit Ctrl-C to end.
+
+Detaching...
+EOF
+	run --separate-stderr "$SC" --walker getstack -f -U "$W/ia32:work" -- "$W/ia32"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$output" = "ia32;[unknown];_start;via_a;work 3" ]
+}
+
 @test "--debug: the walker chosen, why, and its BPF source" {
 	run --separate-stderr "$SC" --debug -U "$W/paths:work" -- "$W/paths" 1
 	[ "$status" -eq 0 ]
