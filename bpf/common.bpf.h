@@ -22,6 +22,7 @@
 #define SW_PT_REGS_IP	128
 #define SW_PT_REGS_CS	136
 #define SW_USER_CS	0x33
+#define SW_USER32_CS	0x23
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -59,6 +60,16 @@ static __always_inline void sw_lost(__u32 why)
 
 	if (n)
 		__sync_fetch_and_add(n, 1);
+}
+
+/*
+ * A uprobe's ctx is the user's pt_regs, whose cs tells a 32-bit (ia32)
+ * task: its frames are 4-byte pairs a 64-bit walk would read as garbage.
+ * The low 16 bits only: FRED (6.9+) keeps other state above them.
+ */
+static __always_inline int sw_user_ia32(const struct pt_regs *ctx)
+{
+	return (ctx->cs & 0xffff) == SW_USER32_CS;
 }
 
 /*

@@ -284,6 +284,10 @@ static __always_inline int fp_uprobe_common(struct pt_regs *ctx,
 	cfg = sw_filter(1, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
+	if (sw_user_ia32(ctx)) {
+		sw_lost(SW_LOST_IA32);
+		return 0;
+	}
 	sw_key_hdr(&rec.key.h, cfg, id, SW_LINEAR);
 	if (entry)
 		sw_fp_uwalk_entry(&rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
@@ -392,6 +396,10 @@ static __always_inline int fp_uprobe_print(struct pt_regs *ctx, const int entry)
 	cfg = sw_filter(1, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
+	if (sw_user_ia32(ctx)) {
+		sw_lost(SW_LOST_IA32);
+		return 0;
+	}
 	fp_fmt(fmt, 'u');
 	if (entry)
 		sw_fp_uwalk_entry_p(&key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
@@ -440,11 +448,19 @@ static __always_inline int fp_explain(void *ctx, __u64 ip, __u64 sp,
 
 SEC("kprobe") int fp_uprobe_entry_x(struct pt_regs *ctx)
 {
+	if (sw_user_ia32(ctx)) {
+		sw_lost(SW_LOST_IA32);
+		return 0;
+	}
 	return fp_explain(ctx, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1, 1);
 }
 
 SEC("kprobe") int fp_uprobe_x(struct pt_regs *ctx)
 {
+	if (sw_user_ia32(ctx)) {
+		sw_lost(SW_LOST_IA32);
+		return 0;
+	}
 	return fp_explain(ctx, PT_REGS_IP(ctx), 0, PT_REGS_FP(ctx), 1, 0);
 }
 

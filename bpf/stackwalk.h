@@ -74,6 +74,7 @@ enum sw_lost {
 	SW_LOST_OUTPUT,		/* perf buffer full (stacksnoop) */
 	SW_LOST_TAILCALL,	/* fp: the user walk could not be reached */
 	SW_LOST_CHUNKS_FULL,	/* getstack, small keys: no room for a chunk */
+	SW_LOST_IA32,		/* fp: a 32-bit task's 4-byte frames, not walked */
 	SW_LOST_NR,
 };
 

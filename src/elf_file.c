@@ -508,6 +508,26 @@ int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
 	return -ENOENT;
 }
 
+bool elf_file__whole(const struct elf_file *ef, size_t *size)
+{
+	uint64_t n = ef->image_size;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+
+	*size = n;
+	if (!gelf_getehdr(ef->elf, &eh) ||
+	    eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize > n ||
+	    eh.e_shoff + (uint64_t)(eh.e_shnum ? eh.e_shnum : 1) *
+			 (eh.e_shoff ? eh.e_shentsize : 0) > n)
+		return false;
+	while ((scn = elf_nextscn(ef->elf, scn)))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_NOBITS && sh.sh_offset + sh.sh_size > n))
+			return false;
+	return true;
+}
+
 ssize_t elf_file__read(const struct elf_file *ef, uint64_t offset, void *buf,
 		       size_t len)
 {

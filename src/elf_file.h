@@ -8,6 +8,7 @@
 #ifndef ELF_FILE_H
 #define ELF_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -67,6 +68,11 @@ int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
 			      uint64_t *vaddr);
 
 /* Copies up to len bytes at offset; returns the count or a negative errno. */
+/*
+ * Whether the headers and every section lie inside the file: a truncated
+ * one opens, and then its symbols are silently missing.  *size: its size.
+ */
+bool elf_file__whole(const struct elf_file *ef, size_t *size);
 ssize_t elf_file__read(const struct elf_file *ef, uint64_t offset, void *buf,
 		       size_t len);
 

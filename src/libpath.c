@@ -313,8 +313,14 @@ int libpath__resolve(const char *lib, int pid, char *buf, size_t size)
 
 	if (!*lib)
 		return -ENOENT;
-	if (strchr(lib, '/'))
-		return put_real(buf, size, lib);
+	if (strchr(lib, '/')) {
+		char real[PATH_MAX];
+
+		/* the caller says why this one path failed: keep the reason */
+		if (!realpath(lib, real))
+			return -errno;
+		return put(buf, size, real);
+	}
 	err = soname_prefix(lib, prefix, sizeof(prefix));
 	if (err)
 		return err;

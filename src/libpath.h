@@ -15,7 +15,10 @@
 
 #include <stddef.h>
 
-/* Writes the path into buf; returns 0, -ENOENT, or -ENAMETOOLONG. */
+/*
+ * Writes the path into buf; returns 0, -ENOENT, or -ENAMETOOLONG; for a
+ * path, what resolving it met (-ELOOP, -ENOTDIR, -EACCES...).
+ */
 int libpath__resolve(const char *lib, int pid, char *buf, size_t size);
 
 #endif /* LIBPATH_H */

@@ -434,19 +434,27 @@ static int match_sym(const struct elf_sym *s, void *ctx)
 	return 0;
 }
 
-static int open_lib(const struct sw_pattern *p, pid_t pid,
+static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 		    struct elf_file **ef, char *err, size_t errlen)
 {
 	struct untrusted_skip sk = {};
 	char path[PATH_MAX], shown[256];
+	size_t size;
 	int e;
 
 	e = libpath__resolve(p->lib, pid, path, sizeof(path));
-	if (e && (!strcmp(p->lib, "t") || !strcmp(p->lib, "u")))
+	t->malformed = e && (!strcmp(p->lib, "t") || !strcmp(p->lib, "u"));
+	if (t->malformed)
 		return fail(err, errlen, -EINVAL, "incomplete pattern \"%s:%s\"; "
 			    "a %s is %s:%s", p->lib, p->name,
 			    *p->lib == 't' ? "tracepoint" : "USDT probe",
 			    p->lib, *p->lib == 't' ? "category:event" : "lib:probe");
+	/* a path was given: the hint is about that path, not a search */
+	if (e && strchr(p->lib, '/'))
+		return fail(err, errlen, e, "cannot open \"%s\": %s; check the "
+			    "path", untrusted_escape(shown, sizeof(shown), p->lib),
+			    e == -ELOOP ? "a loop of symbolic links" :
+			    e == -ENOENT ? "no such file" : strerror(-e));
 	if (e)
 		return fail(err, errlen, -ENOENT, "cannot find library or "
 			    "executable \"%s\"; give its path, e.g. "
@@ -463,6 +471,14 @@ static int open_lib(const struct sw_pattern *p, pid_t pid,
 		return fail(err, errlen, e, "cannot read %s as ELF: %s",
 			    untrusted_escape(shown, sizeof(shown), path),
 			    strerror(-e));
+	if (!elf_file__whole(*ef, &size)) {
+		elf_file__free(*ef);
+		*ef = NULL;
+		return fail(err, errlen, -ENOEXEC, "cannot read %s as ELF: its "
+			    "headers or sections lie past its end (%zu bytes), "
+			    "so it was cut short; give the whole file",
+			    untrusted_escape(shown, sizeof(shown), path), size);
+	}
 	return 0;
 }
 
@@ -473,7 +489,7 @@ static int resolve_uprobes(const struct sw_pattern *p, pid_t pid,
 	struct elf_file *ef;
 	int e;
 
-	e = open_lib(p, pid, &ef, err, errlen);
+	e = open_lib(p, pid, t, &ef, err, errlen);
 	if (e)
 		return e;
 	m.ef = ef;
@@ -527,7 +543,7 @@ static int resolve_usdt(const struct sw_pattern *p,
 	size_t n = 0;
 	int e;
 
-	e = open_lib(p, pid, &ef, err, errlen);
+	e = open_lib(p, pid, t, &ef, err, errlen);
 	if (e)
 		return e;
 	e = usdt__probes(ef, &probes, &n);
@@ -630,7 +646,11 @@ int sw_targets_resolve(const struct sw_pattern *p,
 	if (e && !*err)
 		fail(err, errlen, e, "cannot resolve \"%s\": %s", p->name,
 		     strerror(-e));
-	if (e)
+	if (e) {
+		bool malformed = out->malformed;
+
 		sw_targets_free(out);
+		out->malformed = malformed;
+	}
 	return e;
 }

@@ -71,6 +71,11 @@ struct sw_targets {
 	struct sw_target *v;
 	size_t n;
 	unsigned matched;	/* what "Tracing N functions" counts */
+	/*
+	 * The failure was the pattern's own (t:foo has no event): a usage
+	 * error, seen only once no library named "t" turned up.
+	 */
+	bool malformed;
 };
 
 /* On error, err holds one line naming the problem and what to do. */

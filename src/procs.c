@@ -50,6 +50,22 @@ static size_t hash_str(const char *s)
 	return h;
 }
 
+uint32_t procs_tgid_of(uint32_t tid)
+{
+	char path[64], line[128];
+	uint32_t tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %u", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tgid;
+}
+
 int procs__new(struct procs **out)
 {
 	struct procs *p = calloc(1, sizeof(*p));

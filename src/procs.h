@@ -29,6 +29,9 @@ struct proc_map {
 	bool exec;
 };
 
+/* The process of a thread, while it lives; the thread itself after. */
+uint32_t procs_tgid_of(uint32_t tid);
+
 int procs__new(struct procs **out);
 void procs__free(struct procs *p);
 

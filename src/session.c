@@ -20,6 +20,8 @@
 #include "../compat/semaphore.h"
 
 #define DEFAULT_STORAGE 16384
+/* How long COMMAND has to end on SIGTERM before it gets SIGKILL. */
+#define CMD_GRACE_MS 5000
 
 int session_die(const char *tool, const char *fmt, ...)
 {
@@ -50,6 +52,39 @@ int session_parse_long(const char *s, long min, long max, long *v)
 static bool legacy_in_range(__u32 v)
 {
 	return v >= SW_KVERSION(4, 1, 0) && v < SW_KVERSION(4, 6, 0);
+}
+
+/*
+ * Whether cpu is in the kernel's list of online CPUs ("0-3,5"), copied
+ * into list: 1 or 0, or -errno when the list cannot be read.
+ */
+static int cpu_online(int cpu, char *list, size_t len)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	const char *p = list;
+	int e = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(list, len, f))
+		e = -EIO;
+	fclose(f);
+	if (e)
+		return e;
+	list[strcspn(list, "\n")] = 0;
+	while (*p) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi = lo;
+
+		if (end == p)
+			return -EINVAL;
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		if (cpu >= lo && cpu <= hi)
+			return 1;
+		p = end + (*end == ',');
+	}
+	return 0;
 }
 
 /* Options are what comes before "--"; COMMAND, what follows it. */
@@ -134,6 +169,7 @@ int session_unknown(const struct session_opts *o, int c, char **argv)
 int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 {
 	const char *env = getenv("STACKWALK_LEGACY"), *t = o->tool;
+	char cpus[256];
 
 	if (env && *env && !o->legacy &&
 	    (sw_version_parse(env, &o->legacy) || !legacy_in_range(o->legacy)))
@@ -179,6 +215,10 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 				   sw_walker_name(o->walker)) + 1;
 	if (o->legacy)
 		o->walker = SW_WALKER_FP;
+	/* a CPU that is not there would count nothing, silently */
+	if (o->cpu >= 0 && !cpu_online(o->cpu, cpus, sizeof(cpus)))
+		return session_die(t, "-c %d: this machine's online CPUs are %s; "
+				   "give one of them", o->cpu, cpus) + 1;
 	return 0;
 }
 
@@ -287,12 +327,30 @@ int session_init(struct session *s)
 	return 0;
 }
 
+/* A quarter of MemTotal in bytes, the most the maps may take; 0: unknown. */
+static __u64 map_limit(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	unsigned long long kb = 0;
+	char line[128];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024 / 4;
+}
+
 static bool is_kernel_probe(const struct sw_pattern *p)
 {
 	return p->type == SW_PAT_KPROBE || p->type == SW_PAT_TRACEPOINT;
 }
 
-/* Decide the walker and what it records; refuse what the kernel cannot do. */
+/*
+ * Decide the walker and what it records; refuse what the kernel cannot do
+ * (1), and options that cannot go with the pattern (2, a usage error).
+ */
 static int plan(struct session *s)
 {
 	const struct session_opts *o = &s->o;
@@ -310,7 +368,7 @@ static int plan(struct session *s)
 	if (o->sink == SINK_EXPLAIN) {
 		if (kind != SW_WALKER_AUTO && kind != SW_WALKER_FP)
 			return die(s, "--explain shows the fp walker's reads; "
-				   "drop --walker %s", sw_walker_name(kind));
+				   "drop --walker %s", sw_walker_name(kind)) + 1;
 		if (!f->helper_output || !f->map_perf_array)
 			return die(s, "--explain needs bpf_perf_event_output "
 				   "(4.4+), which this kernel lacks");
@@ -350,6 +408,7 @@ static int plan(struct session *s)
 	wo->cpu = o->cpu;
 	wo->follow = o->command != NULL;
 	wo->storage = o->storage;
+	wo->map_limit = map_limit();
 	if (o->sink == SINK_EXPLAIN) {
 		/* one walk: where the event fired */
 		wo->kstack = kprobe;
@@ -384,7 +443,7 @@ static int plan(struct session *s)
 			   "of kernel events; use -K");
 	if (o->kernel_only && !kprobe)
 		return die(s, "-K keeps kernel stacks only, and the events of user "
-			   "functions and USDT probes have none; drop -K");
+			   "functions and USDT probes have none; drop -K") + 1;
 	wo->per_process = o->perpid || wo->ustack || o->sink != SINK_COUNT;
 	if (o->debug)
 		fprintf(s->out, "walker: %s (%s)\n", sw_walker_name(kind), s->why);
@@ -493,9 +552,16 @@ static int spawn(struct session *s)
 /* The walker loaded, following COMMAND, attached: 0 or said. */
 static int start_walker(struct session *s)
 {
+	__u64 need;
 	int e;
 
-	e = walker__open(&s->w, &s->f, &s->wo, &s->targets);
+	e = walker__open(&s->w, &s->f, &s->wo, &s->targets, &need);
+	if (e == -E2BIG)
+		return die(s, "--stack-storage-size %u: the maps for that many "
+			   "stacks can take %llu bytes, more than a quarter of "
+			   "this machine's memory (%llu bytes); give a smaller "
+			   "size", s->o.storage, (unsigned long long)need,
+			   (unsigned long long)s->wo.map_limit) + 1;
 	if (e) {
 		if (e == -EPERM && !s->f.memlock_ok)
 			return die(s, "the kernel refused the BPF program: "
@@ -537,13 +603,22 @@ int session_start(struct session *s)
 		sw_tracefs_remove_stale(s->f.tracefs);
 	if (sw_pattern_parse(s->o.pattern, s->o.regexp, &s->pat, err, sizeof(err)))
 		return die(s, "%s", err) + 1;	/* a usage error */
-	if (plan(s))
-		return 1;
+	e = plan(s);
+	if (e)
+		return e;
 	if (s->o.pid && kill(s->o.pid, 0) && errno == ESRCH)
 		return die(s, "no process with PID %d; check the PID (ps -e)", s->o.pid);
+	/* the kernel side filters on the process: a thread id matches nothing */
+	if (s->o.pid && (pid_t)procs_tgid_of(s->o.pid) != s->o.pid) {
+		pid_t tgid = procs_tgid_of(s->o.pid);
+
+		fprintf(stderr, "%s: -p %d is a thread of process %d: tracing %d\n",
+			s->o.tool, s->o.pid, tgid, tgid);
+		s->o.pid = s->wo.pid = tgid;
+	}
 	e = sw_targets_resolve(&s->pat, &s->f, s->o.pid, &s->targets, err, sizeof(err));
 	if (e)
-		return die(s, "%s", err);
+		return die(s, "%s", err) + s->targets.malformed;
 	if (needs_semaphores(&s->targets) && !s->o.pid && !s->o.command)
 		return die(s, "USDT probes of \"%s\" have semaphores, which this "
 			   "kernel does not set (4.20+ does); give -p PID or -- "
@@ -621,6 +696,7 @@ static bool handle_signals(struct session *s)
 
 	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo != SIGCHLD) {
+			s->nr_signals++;
 			end = true;
 			continue;
 		}
@@ -765,6 +841,7 @@ static const char *const lost_what[SW_LOST_NR] = {
 	[SW_LOST_OUTPUT] = "to a full perf buffer",
 	[SW_LOST_TAILCALL] = "to a failed tail call",
 	[SW_LOST_CHUNKS_FULL] = "to a full chunk map",
+	[SW_LOST_IA32] = NULL,	/* not a lack of room: said on its own */
 };
 
 /* Nothing lost silently: every loss the kernel side counted, said once. */
@@ -777,13 +854,19 @@ static void report_losses(struct session *s)
 	if (walker__lost(s->w, lost))
 		return;
 	for (int i = 0; i < SW_LOST_NR; i++)
-		total += lost[i];
+		if (lost_what[i])
+			total += lost[i];
+	if (lost[SW_LOST_IA32])
+		fprintf(stderr, "%llu events of 32-bit tasks not walked: the fp "
+			"walker reads 64-bit frames; use --walker getstack or "
+			"stackmap for them\n",
+			(unsigned long long)lost[SW_LOST_IA32]);
 	if (total) {
 		n = snprintf(line, sizeof(line), "%llu %s lost:",
 			     (unsigned long long)total,
 			     s->o.sink == SINK_COUNT ? "stacks" : "events");
 		for (int i = 0; i < SW_LOST_NR && n < sizeof(line); i++)
-			if (lost[i])
+			if (lost[i] && lost_what[i])
 				n += snprintf(line + n, sizeof(line) - n, "%s %llu %s",
 					      line[n - 1] != ':' ? "," : "",
 					      (unsigned long long)lost[i], lost_what[i]);
@@ -830,20 +913,57 @@ static void report_losses(struct session *s)
 	}
 }
 
+/*
+ * COMMAND has been sent SIGTERM: its wait status once it ends.  One that
+ * ignores SIGTERM is killed after CMD_GRACE_MS, or at once on another
+ * Ctrl-C, so that nothing it does can hold the tool.
+ */
+static int end_cmd(struct session *s)
+{
+	long long kill_at = session_now_ms() + CMD_GRACE_MS;
+	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+	struct signalfd_siginfo si;
+	int ws, timeout;
+
+	while (waitpid(s->cmd.pid, &ws, WNOHANG) == 0) {
+		if (s->nr_signals < 2) {
+			timeout = (int)(kill_at - session_now_ms());
+			if (timeout > 0 && poll(&pfd, 1, timeout) != 0) {
+				while (read(s->sigfd, &si, sizeof(si)) == sizeof(si))
+					s->nr_signals += si.ssi_signo != SIGCHLD;
+				continue;
+			}
+		}
+		kill(s->cmd.pid, SIGKILL);
+		if (s->nr_signals < 2)
+			fprintf(stderr, "%s: %s did not end within %d s of SIGTERM: "
+				"killed it (SIGKILL)\n", s->o.tool,
+				s->o.command[0], CMD_GRACE_MS / 1000);
+		else
+			fprintf(stderr, "%s: %s had not ended on SIGTERM at the "
+				"second signal: killed it (SIGKILL)\n", s->o.tool,
+				s->o.command[0]);
+		waitpid(s->cmd.pid, &ws, 0);
+		break;
+	}
+	return ws;
+}
+
 int session_stop(struct session *s)
 {
-	int ws;
-
 	report_losses(s);
 	/* the counts are read: let the kernel detach without us waiting */
 	walker__detach_async(s->w);
 	if (s->sema_pid)
 		semaphores(&s->targets, s->sema_pid, -1);
 	if (s->have_cmd) {
-		/* tracing ended first (-D, a signal): end it, as perf record does */
+		/*
+		 * Tracing ended first (-D, a signal): end it, as perf record
+		 * does, the counts shown meanwhile, however long it takes.
+		 */
+		session_flush(s);
 		kill(s->cmd.pid, SIGTERM);
-		waitpid(s->cmd.pid, &ws, 0);
-		s->cmd_status = sw_cmd_exit_code(ws);
+		s->cmd_status = sw_cmd_exit_code(end_cmd(s));
 		s->have_cmd = false;
 	}
 	return s->o.command ? s->cmd_status : 0;

@@ -55,6 +55,7 @@ struct session {
 	int cmd_status;
 	pid_t sema_pid;			/* where we set USDT semaphores */
 	int sigfd;
+	unsigned nr_signals;		/* SIGINT, SIGTERM, SIGHUP received */
 	sigset_t oldmask;
 	long long end_at;		/* -D deadline, ms; -1: none */
 	/*

@@ -13,6 +13,7 @@
 #include "walker.h"
 #include "calib.h"
 #include "ksyms.h"
+#include "procs.h"
 #include "tracepipe.h"
 #include "sources.h"
 #include "fp_key.h"
@@ -497,8 +498,35 @@ static int find_root(struct walker *w)
 	return s ? 0 : -ENOENT;
 }
 
+/*
+ * What the maps storage sizes can take once full, as the kernel charges a
+ * hash element (its key and value after a header of about 64 bytes) or a
+ * stack map bucket: a preallocated map pins it all at once, the others
+ * as stacks arrive.
+ */
+static __u64 map_bytes(const struct walker *w)
+{
+	const struct bpf_map *m[SW_GS_CLASSES + 2];
+	int n = 0;
+	__u64 sum = 0;
+
+	for (int i = 0; i < w->ncounts; i++)
+		m[n++] = w->counts[i];
+	if (w->stacks)
+		m[n++] = w->stacks;
+	if (w->chunks)
+		m[n++] = w->chunks;
+	for (int i = 0; i < n; i++)
+		if (bpf_map__autocreate(m[i]))
+			sum += (__u64)bpf_map__max_entries(m[i]) *
+			       (64 + bpf_map__key_size(m[i]) +
+				bpf_map__value_size(m[i]));
+	return sum;
+}
+
 int walker__open(struct walker **out, const struct sw_features *f,
-		 const struct walker_opts *o, const struct sw_targets *t)
+		 const struct walker_opts *o, const struct sw_targets *t,
+		 __u64 *need)
 {
 	struct walker *w = calloc(1, sizeof(*w));
 	struct sw_config c;
@@ -531,6 +559,11 @@ int walker__open(struct walker **out, const struct sw_features *f,
 	/* a stack under 64 frames a side adds two new chunks at most */
 	if (w->chunks)
 		bpf_map__set_max_entries(w->chunks, 2 * o->storage);
+	*need = map_bytes(w);
+	if (o->map_limit && *need > o->map_limit) {
+		err = -E2BIG;
+		goto fail;
+	}
 	bpf_object__set_kversion(w->obj, f->version);
 	err = bpf_object__load(w->obj);
 	if (err)
@@ -1126,23 +1159,6 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 	b->n++;
 }
 
-/* The process of a thread, while it lives; the thread itself after. */
-static __u32 tgid_of(__u32 tid)
-{
-	char path[64], line[128];
-	__u32 tgid = tid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", tid);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %u", &tgid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return tgid;
-}
-
 /* A trace_pipe event (4.1-4.3) into the batch, as a perf one would be. */
 static void on_trace_event(const struct tp_event *t, void *ctx)
 {
@@ -1160,7 +1176,7 @@ static void on_trace_event(const struct tp_event *t, void *ctx)
 	key->h.kstop = t->kstop;
 	key->h.ustop = t->ustop;
 	/* trace_pipe gives the thread: its process names the frames */
-	key->h.tgid = tgid_of(t->tid);
+	key->h.tgid = procs_tgid_of(t->tid);
 	memcpy(key->h.comm, t->comm, SW_COMM_LEN);
 	rec = malloc(sizeof(*e) + sizeof(*key));
 	if (rec) {

@@ -30,6 +30,8 @@ struct walker_opts {
 	int cpu;		/* -c, -1: any */
 	bool follow;		/* -- COMMAND: only threads in the follow map */
 	__u32 storage;		/* max unique stacks (and stack map size) */
+	/* bytes the maps storage sizes may grow to at most; 0: no bound */
+	__u64 map_limit;
 };
 
 /* A counted stack, whatever walker produced it. */
@@ -65,8 +67,13 @@ struct walker;
 
 /* Whether the threads a process starts can be followed from the kernel. */
 bool walker_can_follow(const struct sw_features *f);
+/*
+ * -E2BIG when the maps storage sizes could grow past map_limit: then
+ * *map_bytes says how far.
+ */
 int walker__open(struct walker **out, const struct sw_features *f,
-		 const struct walker_opts *o, const struct sw_targets *t);
+		 const struct walker_opts *o, const struct sw_targets *t,
+		 __u64 *map_bytes);
 /* Attach every target; returns how many attached, or -errno. */
 int walker__attach(struct walker *w, const struct sw_targets *t);
 /* Trace the process pid (a -- COMMAND) and what it starts. */

@@ -4,17 +4,22 @@
 
 load helpers
 
-# expect_error STATUS 'stderr glob' stackcount-args...
-expect_error() {
-	local want=$1 msg=$2
-	shift 2
-	run --separate-stderr "$SC" "$@"
+# expect_error_of TOOL STATUS 'stderr glob' args...
+expect_error_of() {
+	local tool=$1 want=$2 msg=$3
+	shift 3
+	run --separate-stderr "$TOP/build/$tool" "$@"
 	echo "status $status, stderr: $stderr"
 	[ "$status" -eq "$want" ]
 	[ -z "$output" ]
 	[ "$(echo "$stderr" | wc -l)" -eq 1 ]
-	[[ "$stderr" == stackcount:\ $msg ]]
+	[[ "$stderr" == $tool:\ $msg ]]
 	[ -z "$(leftover_probes)" ]
+}
+
+# expect_error STATUS 'stderr glob' stackcount-args...
+expect_error() {
+	expect_error_of stackcount "$@"
 }
 
 @test "unknown option" {
@@ -38,7 +43,9 @@ expect_error() {
 @test "malformed patterns" {
 	expect_error 2 "too many ':'-separated parts in \"a:b:c:d\"*" a:b:c:d
 	expect_error 2 "unknown probe type 'x' in \"x:lib:f\"*" x:lib:f
-	expect_error 1 "incomplete pattern \"t:foo\"; a tracepoint is t:category:event" t:foo
+	expect_error 2 "incomplete pattern \"t:foo\"; a tracepoint is t:category:event" t:foo
+	expect_error 2 "incomplete pattern \"t:a\"; a tracepoint is t:category:event" t:a
+	expect_error 2 "incomplete pattern \"u:a\"; a USDT probe is u:lib:probe" u:a
 	expect_error 2 "incomplete pattern \"u:c:\"*" u:c:
 	expect_error 2 "\"(\" is not a valid regular expression*" -r 't:sched:('
 }
@@ -50,13 +57,45 @@ expect_error() {
 	expect_error 1 "no USDT probe matches \"nosuch\" in $W/usdt; list them with: readelf -n*" "u:$W/usdt:nosuch"
 }
 
+@test "a library that is cut short, missing, or a symlink loop" {
+	local d=$BATS_TEST_TMPDIR
+	head -c 3000 "$W/paths" > "$d/cut"
+	expect_error 1 "cannot read $d/cut as ELF: its headers or sections lie past its end (3000 bytes), so it was cut short; give the whole file" "$d/cut:work"
+	ln -s loop2 "$d/loop1"
+	ln -s loop1 "$d/loop2"
+	expect_error 1 "cannot open \"$d/loop1\": a loop of symbolic links; check the path" "$d/loop1:work"
+	expect_error 1 "cannot open \"$d/nosuch.so\": no such file; check the path" "$d/nosuch.so:work"
+}
+
 @test "missing PID" {
 	pid=$(sh -c 'echo $$')	# a process that has just exited
 	expect_error 1 "no process with PID $pid; check the PID (ps -e)" -p "$pid" "$W/paths:work"
 }
 
+@test "-c: a CPU that is not online" {
+	cpus=$(cat /sys/devices/system/cpu/online)
+	last=$(sed 's/.*[-,]//' /sys/devices/system/cpu/possible)
+	expect_error 2 "-c $((last + 1)): this machine's online CPUs are $cpus; give one of them" -c $((last + 1)) t:sched:sched_switch -- true
+	expect_error_of stacksnoop 2 "-c $((last + 1)): this machine's online CPUs are $cpus; give one of them" -c $((last + 1)) t:sched:sched_switch -- true
+}
+
+# The fp walker's counts map: 16777216 elements of 512 bytes as the kernel
+# charges them (a 64-byte header, the 440-byte key, the 8-byte count).
+@test "--stack-storage-size whose maps could take over a quarter of memory" {
+	limit=$(($(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo) * 1024 / 4))
+	need=$((16777216 * 512))
+	[ "$need" -gt "$limit" ] || skip "this machine has over 32 GiB"
+	expect_error 2 "--stack-storage-size 16777216: the maps for that many stacks can take $need bytes, more than a quarter of this machine's memory ($limit bytes); give a smaller size" --walker fp --stack-storage-size 16777216 -U "$W/paths:work" -- true
+}
+
 @test "-K with -U" {
 	expect_error 2 "-K and -U are mutually exclusive*" -K -U t:sched:sched_switch
+}
+
+@test "options the pattern rules out are usage errors" {
+	expect_error 2 "-K keeps kernel stacks only, and the events of user functions and USDT probes have none; drop -K" -K "$W/paths:work"
+	expect_error_of stacksnoop 2 "-K keeps kernel stacks only, and the events of user functions and USDT probes have none; drop -K" -K "$W/paths:work"
+	expect_error_of stacksnoop 2 "--explain shows the fp walker's reads; drop --walker getstack" --explain --walker getstack "$W/paths:work"
 }
 
 @test "kernel without kprobes: kernel functions are refused, tracepoints suggested" {

@@ -203,6 +203,33 @@ Detaching...
 EOF
 }
 
+@test "-p a thread id: its process is traced, and said" {
+	local d=$BATS_TEST_TMPDIR
+	mkfifo "$d/threads.in"
+	"$W/threads" < "$d/threads.in" > "$d/threads.out" &
+	PHASES_PID=$!
+	exec 7> "$d/threads.in"
+	wait_for '^tid ' "$d/threads.out"
+	tid=$(sed -n 's/^tid //p' "$d/threads.out")
+	[ "$tid" -ne "$PHASES_PID" ]
+	start_sc -U -p "$tid" "$W/threads:work"
+	echo 4 >&7
+	wait_for '^done 4$' "$d/threads.out"
+	stop_sc
+	exec 7>&-
+	wait "$PHASES_PID"
+	[ "$(cat "$d/sc.err")" = "stackcount: -p $tid is a thread of process $PHASES_PID: tracing $PHASES_PID" ]
+	diff -u - <(sed -n '3,$p' "$d/sc.out") <<'EOF'
+  work
+  via_a
+  worker
+  [unknown]
+    4
+
+Detaching...
+EOF
+}
+
 @test "-i -T: each interval prints its own counts, with the time" {
 	check_interval_counts
 }
@@ -228,11 +255,79 @@ EOF
 	[[ "$output" == *"cannot run /nonexistent/cmd"* ]]
 }
 
+# stackcount -- phases, which ignores SIGTERM, counting 3 calls; then one
+# Ctrl-C: the counts are printed, and phases is sent SIGTERM.
+start_stubborn() {
+	local d=$BATS_TEST_TMPDIR
+	mkfifo "$d/in"
+	"$SC" -U "$W/phases:work" -- sh -c 'trap "" TERM; exec "$0"' "$W/phases" \
+		< "$d/in" > "$d/sc.out" 2> "$d/sc.err" &
+	SC_PID=$!
+	exec 7> "$d/in"
+	wait_for '^Tracing' "$d/sc.out"
+	echo 3 >&7
+	wait_for '^done 3$' "$d/sc.out"
+	CMD_PID=$(ps -o pid= --ppid "$SC_PID" | tr -d ' ')
+	kill -INT "$SC_PID"
+	wait_for '^Detaching' "$d/sc.out"
+}
+
+# Whether PID $1 ends within $2 seconds; if not, its COMMAND is killed, so
+# that the test fails rather than hangs.
+ends_within() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$CMD_PID"
+	return 1
+}
+
+check_stubborn_counted() {
+	[ "$(grep -c '^    [0-9]' "$BATS_TEST_TMPDIR/sc.out")" -eq 1 ]
+	grep -qx '    3' "$BATS_TEST_TMPDIR/sc.out"
+}
+
+@test "-- COMMAND that ignores SIGTERM: a second Ctrl-C kills it" {
+	start_stubborn
+	kill -INT "$SC_PID"
+	ends_within "$SC_PID" 3
+	run wait "$SC_PID"
+	[ "$status" -eq 137 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/sc.err")" = "stackcount: sh had not ended on SIGTERM at the second signal: killed it (SIGKILL)" ]
+	check_stubborn_counted
+}
+
+@test "-- COMMAND that ignores SIGTERM: killed after 5 s" {
+	start_stubborn
+	ends_within "$SC_PID" 10
+	run wait "$SC_PID"
+	[ "$status" -eq 137 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/sc.err")" = "stackcount: sh did not end within 5 s of SIGTERM: killed it (SIGKILL)" ]
+	check_stubborn_counted
+}
+
 @test "-- COMMAND: the processes it starts are traced, others are not" {
 	"$W/paths" 1 &
 	run --separate-stderr "$SC" -f -U "$W/paths:via_b" -- sh -c "$W/paths 2; $W/paths 3"
 	[ "$status" -eq 0 ]
 	[ "$output" = "paths;[unknown];main;via_b 10" ]
+}
+
+@test "--walker fp on a 32-bit task: its events are dropped and said, getstack walks them" {
+	run --separate-stderr "$SC" --walker fp -U "$W/ia32:work" -- "$W/ia32"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "3 events of 32-bit tasks not walked: the fp walker reads 64-bit frames; use --walker getstack or stackmap for them" ]
+	diff -u - <(echo "$output") <<EOF
+Tracing 1 functions for "$W/ia32:work"... Hit Ctrl-C to end.
+
+Detaching...
+EOF
+	run --separate-stderr "$SC" --walker getstack -f -U "$W/ia32:work" -- "$W/ia32"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$output" = "ia32;[unknown];_start;via_a;work 3" ]
 }
 
 @test "--debug: the walker chosen, why, and its BPF source" {

@@ -6,7 +6,8 @@ WL_CFLAGS := -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 WL_DIR    := $(BUILD)/tests/workloads
 WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases $(WL_DIR)/deep \
              $(WL_DIR)/snoop $(WL_DIR)/cxx $(WL_DIR)/jit $(WL_DIR)/sysc $(WL_DIR)/victim \
-             $(WL_DIR)/libvictim.so $(WL_DIR)/spawner $(WL_DIR)/zeroret
+             $(WL_DIR)/libvictim.so $(WL_DIR)/spawner $(WL_DIR)/zeroret $(WL_DIR)/threads \
+             $(WL_DIR)/ia32
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
@@ -19,6 +20,11 @@ $(WL_DIR)/libvictim.so: tests/workloads/victimlib.c | $(BUILD)/.deps
 
 $(WL_DIR)/victim: tests/workloads/victim.c $(WL_DIR)/libvictim.so
 	$(CC) $(WL_CFLAGS) -rdynamic -o $@ $< -L$(WL_DIR) -lvictim -Wl,-rpath,'$$ORIGIN'
+
+# 32-bit, without libc (so without gcc-multilib): its own _start, exit by int $0x80
+$(WL_DIR)/ia32: tests/workloads/ia32.c | $(BUILD)/.deps
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -m32 -nostdlib -static -fno-pie -no-pie -fno-stack-protector -o $@ $<
 
 $(WL_DIR)/%: tests/workloads/%.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
