@@ -121,3 +121,40 @@ void sw_detach(const struct sw_features *f, struct sw_attachment *a)
 		a->tracefs_event = false;
 	}
 }
+
+const char *sw_attach_why(enum sw_probe_kind k, int err, bool brief)
+{
+	switch (-err) {
+	case SW_ENOTSUPP:
+		/* uprobes: an instruction they cannot step out of line, e.g. lock-prefixed */
+		if (k == SW_PROBE_UPROBE)
+			return brief ? "not supported" : "uprobes cannot be placed "
+			       "on its first instruction (ENOTSUPP)";
+		return brief ? "not supported" : "the kernel cannot probe it (ENOTSUPP)";
+	case EOPNOTSUPP:
+		return brief ? "not supported" : "the kernel cannot probe it (EOPNOTSUPP)";
+	case EPERM:
+	case EACCES:
+		/* e.g. irq_vectors:irq_work_exit: perf sampling it would recurse */
+		if (k == SW_PROBE_TRACEPOINT)
+			return brief ? "not permitted" : "the kernel does not let "
+			       "perf sample this tracepoint (EPERM)";
+		return brief ? "not permitted" : "the kernel does not permit "
+		       "probing it (EPERM)";
+	case EINVAL:
+		return brief ? "refused" : "the kernel refuses a probe there (EINVAL)";
+	case ENOENT:
+		return brief ? "gone" : "it no longer exists (ENOENT)";
+	case EBUSY:
+		return brief ? "busy" : "another probe holds it (EBUSY)";
+	case EMFILE:
+		return "too many open files: each probe takes one; raise ulimit -n";
+	default:
+		return strerror(-err);
+	}
+}
+
+bool sw_attach_target_err(int err)
+{
+	return err != -ENOMEM && err != -EMFILE && err != -ENFILE;
+}

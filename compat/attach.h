@@ -40,4 +40,18 @@ int sw_attach(const struct sw_features *f, int prog_fd,
 	      struct sw_attachment *a);
 void sw_detach(const struct sw_features *f, struct sw_attachment *a);
 
+/* The kernel's internal "not supported", which reaches user space as is. */
+#define SW_ENOTSUPP 524
+
+/*
+ * Why the kernel refused a probe of kind k with -err: a phrase for an
+ * error line, or (brief) a word or two for a list of skipped targets.
+ */
+const char *sw_attach_why(enum sw_probe_kind k, int err, bool brief);
+/*
+ * Whether -err is about the target itself, so that other targets may
+ * still attach; not so of a lack of memory or of file descriptors.
+ */
+bool sw_attach_target_err(int err);
+
 #endif

@@ -521,6 +521,73 @@ static int setup_symbols(struct session *s)
 	return 0;
 }
 
+/* A target as an error line names it: what it is, and where. */
+static const char *target_desc(const struct session *s,
+			       const struct sw_target *tg, char *buf, size_t len)
+{
+	char name[256], path[256];
+
+	untrusted_escape(name, sizeof(name), tg->name);
+	switch (s->pat.type) {
+	case SW_PAT_KPROBE:
+		snprintf(buf, len, "kernel function %s", name);
+		break;
+	case SW_PAT_TRACEPOINT:
+		snprintf(buf, len, "tracepoint %s", name);
+		break;
+	default:
+		untrusted_escape(path, sizeof(path), tg->spec.path);
+		snprintf(buf, len, "%s%s in %s", s->pat.type == SW_PAT_USDT ?
+			 "USDT probe " : "", name, path);
+		break;
+	}
+	return buf;
+}
+
+/* Whether tg is the first refused target of its name, none of which attached. */
+static bool name_skipped(const struct sw_targets *t, size_t i)
+{
+	for (size_t j = 0; j < t->n; j++)
+		if (j != i && !strcmp(t->v[j].name, t->v[i].name) &&
+		    (!t->v[j].attach_err || j < i))
+			return false;
+	return true;
+}
+
+/*
+ * What a wildcard left out, on one line however many: the count and the
+ * first few names with why.  "Tracing N" then counts what is traced.
+ */
+static void warn_skipped_targets(struct session *s)
+{
+	struct sw_targets *t = &s->targets;
+	const char *noun = s->pat.type == SW_PAT_TRACEPOINT ? "tracepoints" :
+			   s->pat.type == SW_PAT_USDT ? "USDT probes" : "functions";
+	char line[1024], name[128];
+	unsigned skipped = 0, shown = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		skipped += t->v[i].attach_err && name_skipped(t, i);
+	if (!skipped)
+		return;
+	n = snprintf(line, sizeof(line), "%s: skipped %u of %u %s that cannot "
+		     "be probed:", s->o.tool, skipped, t->matched, noun);
+	for (size_t i = 0; i < t->n && shown < 3; i++) {
+		const struct sw_target *tg = &t->v[i];
+
+		if (!tg->attach_err || !name_skipped(t, i))
+			continue;
+		n += snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0,
+			      "%s %s (%s)", shown ? "," : "",
+			      untrusted_escape(name, sizeof(name), tg->name),
+			      sw_attach_why(tg->spec.kind, tg->attach_err, true));
+		shown++;
+	}
+	fprintf(stderr, "%s%s\n", line, skipped > shown ? ", ..." : "");
+	t->matched -= skipped;
+}
+
 static int spawn(struct session *s)
 {
 	int e;
@@ -552,6 +619,8 @@ static int spawn(struct session *s)
 /* The walker loaded, following COMMAND, attached: 0 or said. */
 static int start_walker(struct session *s)
 {
+	const struct sw_target *bad;
+	char what[600];
 	__u64 need;
 	int e;
 
@@ -576,7 +645,10 @@ static int start_walker(struct session *s)
 	e = s->have_cmd ? walker__follow(s->w, s->cmd.pid) : 0;
 	if (e)
 		return die(s, "cannot follow %s: %s", s->o.command[0], strerror(-e));
-	e = walker__attach(s->w, &s->targets);
+	e = walker__attach(s->w, &s->targets, &bad);
+	if (e && bad)
+		return die(s, "cannot attach to %s: %s", target_desc(s, bad, what,
+			   sizeof(what)), sw_attach_why(bad->spec.kind, e, false));
 	if (e)
 		return die(s, "cannot attach to \"%s\": %s", s->o.pattern, strerror(-e));
 	return 0;
@@ -640,6 +712,7 @@ int session_start(struct session *s)
 		sideband__background_stop(s->sb);
 	if (e)
 		return e;
+	warn_skipped_targets(s);
 	if (s->o.pid && needs_semaphores(&s->targets)) {
 		e = semaphores(&s->targets, s->o.pid, 1);
 		if (e)
@@ -971,6 +1044,8 @@ int session_stop(struct session *s)
 
 void session_free(struct session *s)
 {
+	/* an error after attaching exits as promptly as a run that ended */
+	walker__detach_async(s->w);
 	walker__free(s->w);
 	if (s->have_cmd) {
 		/* stopped early (an error): do not leave it waiting */

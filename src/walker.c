@@ -677,23 +677,47 @@ static int attach_follow(struct walker *w)
 	return add_attachment(w, bpf_program__fd(prog(w, "sw_exit_kprobe")), &s);
 }
 
-int walker__attach(struct walker *w, const struct sw_targets *t)
+/*
+ * One function of a wildcard the kernel will not probe (a uprobe on a
+ * lock-prefixed instruction, a tracepoint perf may not sample) must not
+ * cost the rest: of several targets, one the kernel refuses is skipped,
+ * and the caller says which.  What is no fault of the target (memory,
+ * file descriptors) fails them all; so does every target failing.
+ */
+int walker__attach(struct walker *w, struct sw_targets *t,
+		   const struct sw_target **failed)
 {
+	const struct sw_target *first = NULL;
+	size_t ok = 0;
 	int err;
 
+	*failed = NULL;
 	if (w->o.follow) {
 		err = attach_follow(w);
 		if (err)
 			return err;
 	}
 	for (size_t i = 0; i < t->n; i++) {
-		const struct sw_target *tg = &t->v[i];
+		struct sw_target *tg = &t->v[i];
 		char name[64];
 
 		prog_name(w, tg->role, reads_ucaller(w, tg), name, sizeof(name));
 		err = add_attachment(w, bpf_program__fd(prog(w, name)), &tg->spec);
-		if (err)
+		tg->attach_err = err;
+		if (!err) {
+			ok++;
+			continue;
+		}
+		if (!first)
+			first = tg;
+		if (t->n == 1 || !sw_attach_target_err(err)) {
+			*failed = tg;
 			return err;
+		}
+	}
+	if (!ok && first) {
+		*failed = first;
+		return first->attach_err;
 	}
 	return 0;
 }
@@ -1282,11 +1306,17 @@ void walker__detach_async(struct walker *w)
 	char c;
 	pid_t pid;
 
+	size_t nopen = 0;
+
 	if (!w)
 		return;
-	for (size_t i = 0; i < w->natt; i++)
+	for (size_t i = 0; i < w->natt; i++) {
 		if (w->att[i].tracefs_event)
 			return;		/* detached in order by walker__free */
+		nopen += w->att[i].perf_fd >= 0;
+	}
+	if (!nopen)
+		return;		/* already detached, or nothing attached */
 	for (size_t i = 0; i < w->natt; i++)
 		ioctl(w->att[i].perf_fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (pipe2(go, O_CLOEXEC))
