@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include "attach.h"
 
@@ -111,7 +112,8 @@ fail:
 void sw_detach(const struct sw_features *f, struct sw_attachment *a)
 {
 	if (a->perf_fd >= 0) {
-		ioctl(a->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (!a->link)
+			ioctl(a->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
 		close(a->perf_fd);
 		a->perf_fd = -1;
 	}
@@ -120,6 +122,39 @@ void sw_detach(const struct sw_features *f, struct sw_attachment *a)
 		sw_tracefs_remove_probe(f->tracefs, a->ev_kind, a->ev_name);
 		a->tracefs_event = false;
 	}
+}
+
+/*
+ * BPF_LINK_CREATE for uprobe_multi (6.6), laid out as the kernel's union
+ * bpf_attr has it: Debian 12's headers and libbpf 1.1 predate it.  The
+ * kernel takes a shorter attr as zero-extended.
+ */
+struct multi_attr {
+	__u32 prog_fd, target_fd, attach_type, flags;
+	__aligned_u64 path, offsets, ref_ctr_offsets, cookies;
+	__u32 cnt, flags2, pid;
+};
+
+int sw_link_multi(int prog_fd, const struct sw_multi *m)
+{
+	struct multi_attr a = {
+		.prog_fd = prog_fd, .attach_type = SW_TRACE_UPROBE_MULTI,
+		.path = (uintptr_t)m->path, .offsets = (uintptr_t)m->offsets,
+		.ref_ctr_offsets = (uintptr_t)m->ref_ctr_offs, .cnt = m->n,
+		.pid = m->pid,
+	};
+	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+
+	return fd < 0 ? -errno : fd;
+}
+
+int sw_attach_multi(int prog_fd, const struct sw_multi *m,
+		    struct sw_attachment *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->perf_fd = sw_link_multi(prog_fd, m);
+	a->link = a->perf_fd >= 0;
+	return a->perf_fd < 0 ? a->perf_fd : 0;
 }
 
 const char *sw_attach_why(enum sw_probe_kind k, int err, bool brief)

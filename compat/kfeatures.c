@@ -8,6 +8,7 @@
 #include <zlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "attach.h"
 #include "kfeatures.h"
 #include "tracefs.h"
 
@@ -40,6 +41,33 @@ static bool probe_big_keys(void)
 		return false;
 	close(fd);
 	return true;
+}
+
+/*
+ * Whether uprobe_multi links exist: the kernel looks at the file only once
+ * it knows the attach type, so a directory fails otherwise (EBADF) than an
+ * unknown type (EINVAL).  Nothing is attached.
+ */
+static bool probe_uprobe_multi(void)
+{
+	struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = SW_TRACE_UPROBE_MULTI);
+	unsigned long off = 0;
+	struct sw_multi m = { .n = 1, .path = "/", .offsets = &off };
+	int prog, link;
+
+	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", ret0, 2, &o);
+	if (prog < 0)
+		return false;
+	link = sw_link_multi(prog, &m);
+	if (link >= 0)
+		close(link);
+	close(prog);
+	return link >= 0 || (link != -EINVAL && link != -EOPNOTSUPP);
 }
 
 /* "/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset": config:32-63 */
@@ -185,6 +213,8 @@ static void mask_to(struct sw_features *f, __u32 v)
 		f->uprobe_ref_ctr = false;
 	if (v < SW_KVERSION(5, 11, 0))
 		f->map_big_keys = false;
+	if (v < SW_KVERSION(6, 6, 0))
+		f->link_uprobe_multi = false;
 }
 
 void sw_features_force_small_keys(struct sw_features *f)
@@ -225,6 +255,9 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 	f->map_perf_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERF_EVENT_ARRAY, NULL) == 1;
 	f->map_prog_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PROG_ARRAY, NULL) == 1;
 	f->map_big_keys = probe_big_keys();
+	if (f->prog_kprobe) {
+		f->link_uprobe_multi = probe_uprobe_multi();
+	}
 
 	if (!read_int("/sys/bus/event_source/devices/kprobe/type", &v)) {
 		f->pmu_kprobe = true;
@@ -366,6 +399,7 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "kprobe PMU (4.17)", yes(f->pmu_kprobe));
 	fprintf(out, "%-34s %s\n", "uprobe PMU (4.17)", yes(f->pmu_uprobe));
 	fprintf(out, "%-34s %s\n", "USDT semaphores by kernel (4.20)", yes(f->uprobe_ref_ctr));
+	fprintf(out, "%-34s %s\n", "uprobe_multi links (6.6)", yes(f->link_uprobe_multi));
 	fprintf(out, "%-34s %s\n", "tracefs", f->tracefs[0] ? f->tracefs : "not found");
 	fprintf(out, "%-34s %s (%s)\n", "kernel unwinder", unw[f->unwinder], f->unwinder_why);
 	fprintf(out, "%-34s %s\n", "syscall fast path, stale %rbp", yes(f->syscall_fastpath));

@@ -50,6 +50,12 @@ struct sw_features {
 	bool syscall_fastpath;
 	bool pmu_kprobe, pmu_uprobe; /* attachable without tracefs (4.17) */
 	bool uprobe_ref_ctr;	/* the kernel bumps USDT semaphores (4.20) */
+	/*
+	 * One BPF link attaches many uprobes: see struct sw_multi.  Not so
+	 * kprobe_multi (5.18): no kernel of the test matrix has the fprobe it
+	 * needs, so whether its stacks equal a kprobe's is unproven.
+	 */
+	bool link_uprobe_multi;
 	int kprobe_pmu_type, uprobe_pmu_type;
 	int uprobe_ref_ctr_shift;
 

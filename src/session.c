@@ -616,6 +616,19 @@ static int spawn(struct session *s)
 	return 0;
 }
 
+/* How the targets were attached: --debug, and the tests, tell links apart. */
+static void debug_attached(struct session *s)
+{
+	size_t links, linked, ok = 0;
+
+	walker__links(s->w, &links, &linked);
+	for (size_t i = 0; i < s->targets.n; i++)
+		ok += !s->targets.v[i].attach_err;
+	fprintf(s->out, "attached %zu of %zu probes: %zu through %zu multi-probe "
+		"links, %zu one by one\n", ok, s->targets.n, linked, links,
+		ok - linked);
+}
+
 /* The walker loaded, following COMMAND, attached: 0 or said. */
 static int start_walker(struct session *s)
 {
@@ -651,6 +664,8 @@ static int start_walker(struct session *s)
 			   sizeof(what)), sw_attach_why(bad->spec.kind, e, false));
 	if (e)
 		return die(s, "cannot attach to \"%s\": %s", s->o.pattern, strerror(-e));
+	if (s->o.debug)
+		debug_attached(s);
 	return 0;
 }
 

@@ -60,6 +60,10 @@ struct walker {
 	const char *missing;	/* a program this run needs is not built */
 	struct sw_attachment *att;
 	size_t natt, cap;
+	/* programs loaded again for multi-probe links: see attach_multi() */
+	struct { int fd, multi_fd; } clones[8];
+	int nclones;
+	size_t nlinks, nlinked;	/* links made, targets attached through them */
 	/*
 	 * By the shape of a function's first instruction: the kernel's
 	 * unwinder adds the caller at a uprobe there (SW_SHAPE_OTHER: never)
@@ -677,6 +681,141 @@ static int attach_follow(struct walker *w)
 	return add_attachment(w, bpf_program__fd(prog(w, "sw_exit_kprobe")), &s);
 }
 
+/* Whether tg can share a BPF link with other targets: see attach_multi(). */
+static bool multi_ok(const struct walker *w, const struct sw_target *tg)
+{
+	/* fp programs tail-call, and a tail call must stay in its program type */
+	if (w->o.kind == SW_WALKER_FP || w->f->legacy)
+		return false;
+	return tg->spec.kind == SW_PROBE_UPROBE && w->f->link_uprobe_multi;
+}
+
+/*
+ * The program at fd loaded again, as a link of the target's kind needs it:
+ * the same instructions, maps and all, under another expected attach
+ * type.  The original stays for targets a link refuses alone.
+ */
+static int multi_prog(struct walker *w, const struct bpf_program *p)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .kern_version = w->f->version,
+		    .expected_attach_type = SW_TRACE_UPROBE_MULTI);
+	int fd = bpf_program__fd(p), mfd;
+
+	for (int i = 0; i < w->nclones; i++)
+		if (w->clones[i].fd == fd)
+			return w->clones[i].multi_fd;
+	if (w->nclones == (int)(sizeof(w->clones) / sizeof(w->clones[0])))
+		return -ENOSPC;
+	mfd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, bpf_program__name(p), "GPL",
+			    bpf_program__insns(p), bpf_program__insn_cnt(p), &o);
+	if (mfd < 0)
+		return mfd;
+	w->clones[w->nclones].fd = fd;
+	w->clones[w->nclones++].multi_fd = mfd;
+	return mfd;
+}
+
+/* Whether two targets can share one link. */
+static bool same_link(const struct walker *w, const struct sw_target *a,
+		      const struct sw_target *b)
+{
+	return a->spec.pid == b->spec.pid && a->role == b->role &&
+	       reads_ucaller(w, a) == reads_ucaller(w, b) &&
+	       !strcmp(a->spec.path, b->spec.path) &&
+	       !a->spec.ref_ctr_off == !b->spec.ref_ctr_off;
+}
+
+/*
+ * Attach the n targets at ix with one link; a link the kernel refuses as
+ * a whole is split in two, down to single targets, which then go the
+ * one-perf-event way, so that the one it refuses is named as without
+ * links.  Returns 0, or an error not about a target (memory, fds).
+ */
+static int attach_split(struct walker *w, struct sw_targets *t, size_t *ix,
+			size_t n, int prog_fd, int multi_fd)
+{
+	struct sw_target *t0 = &t->v[ix[0]];
+	struct sw_multi m = { .n = n, .path = t0->spec.path, .pid = t0->spec.pid };
+	int err = reserve_attachment(w);
+
+	if (err)
+		return err;
+	if (n == 1) {
+		t0->attach_err = add_attachment(w, prog_fd, &t0->spec);
+		return sw_attach_target_err(t0->attach_err) ? 0 : t0->attach_err;
+	}
+	m.offsets = calloc(n, sizeof(*m.offsets));
+	m.ref_ctr_offs = t0->spec.ref_ctr_off ? calloc(n, sizeof(*m.offsets)) : NULL;
+	err = !m.offsets || (t0->spec.ref_ctr_off && !m.ref_ctr_offs) ?
+	      -ENOMEM : 0;
+	for (size_t i = 0; !err && i < n; i++) {
+		m.offsets[i] = t->v[ix[i]].spec.offset;
+		if (m.ref_ctr_offs)
+			m.ref_ctr_offs[i] = t->v[ix[i]].spec.ref_ctr_off;
+	}
+	if (!err)
+		err = sw_attach_multi(multi_fd, &m, &w->att[w->natt]);
+	free(m.offsets);
+	free(m.ref_ctr_offs);
+	if (!err) {
+		w->natt++;
+		w->nlinks++;
+		w->nlinked += n;
+		for (size_t i = 0; i < n; i++)
+			t->v[ix[i]].attach_err = 0;
+		return 0;
+	}
+	if (!sw_attach_target_err(err))
+		return err;
+	err = attach_split(w, t, ix, n / 2, prog_fd, multi_fd);
+	return err ? err : attach_split(w, t, ix + n / 2, n - n / 2, prog_fd,
+					multi_fd);
+}
+
+/*
+ * Where the kernel has multi-probe links, the targets that can share one
+ * are attached in groups: a wildcard over a whole library takes seconds,
+ * not minutes, to attach and to detach.  The rest are marked for the
+ * one-by-one way (attach_err = 1).
+ */
+static int attach_multi(struct walker *w, struct sw_targets *t)
+{
+	size_t *ix = malloc(t->n * sizeof(*ix)), n;
+	int err = ix ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < t->n; i++)
+		t->v[i].attach_err = multi_ok(w, &t->v[i]) ? -EAGAIN : 1;
+	for (size_t i = 0; !err && i < t->n; i++) {
+		struct sw_target *tg = &t->v[i];
+		const struct bpf_program *p;
+		char name[64];
+		int mfd;
+
+		if (tg->attach_err != -EAGAIN)
+			continue;
+		n = 0;
+		for (size_t j = i; j < t->n; j++)
+			if (t->v[j].attach_err == -EAGAIN && same_link(w, tg, &t->v[j]))
+				ix[n++] = j;
+		if (n == 1) {
+			tg->attach_err = 1;
+			continue;
+		}
+		p = prog(w, prog_name(w, tg->role, reads_ucaller(w, tg), name,
+				      sizeof(name)));
+		mfd = multi_prog(w, p);
+		if (mfd < 0) {
+			/* the kernel said it had them: one by one, then */
+			for (size_t j = 0; j < n; j++)
+				t->v[ix[j]].attach_err = 1;
+			continue;
+		}
+		err = attach_split(w, t, ix, n, bpf_program__fd(p), mfd);
+	}
+	free(ix);
+	return err;
+}
+
 /*
  * One function of a wildcard the kernel will not probe (a uprobe on a
  * lock-prefixed instruction, a tracepoint perf may not sample) must not
@@ -697,13 +836,19 @@ int walker__attach(struct walker *w, struct sw_targets *t,
 		if (err)
 			return err;
 	}
+	err = t->n > 1 ? attach_multi(w, t) : 0;
+	if (err)
+		return err;
 	for (size_t i = 0; i < t->n; i++) {
 		struct sw_target *tg = &t->v[i];
 		char name[64];
 
-		prog_name(w, tg->role, reads_ucaller(w, tg), name, sizeof(name));
-		err = add_attachment(w, bpf_program__fd(prog(w, name)), &tg->spec);
-		tg->attach_err = err;
+		if (t->n == 1 || tg->attach_err == 1) {
+			prog_name(w, tg->role, reads_ucaller(w, tg), name, sizeof(name));
+			err = add_attachment(w, bpf_program__fd(prog(w, name)), &tg->spec);
+			tg->attach_err = err;
+		}
+		err = tg->attach_err;
 		if (!err) {
 			ok++;
 			continue;
@@ -720,6 +865,12 @@ int walker__attach(struct walker *w, struct sw_targets *t,
 		return first->attach_err;
 	}
 	return 0;
+}
+
+void walker__links(const struct walker *w, size_t *links, size_t *linked)
+{
+	*links = w->nlinks;
+	*linked = w->nlinked;
 }
 
 int walker__follow(struct walker *w, pid_t pid)
@@ -1364,6 +1515,8 @@ void walker__free(struct walker *w)
 	for (size_t i = w->natt; i-- > 0;)
 		sw_detach(w->f, &w->att[i]);
 	free(w->att);
+	for (int i = 0; i < w->nclones; i++)
+		close(w->clones[i].multi_fd);
 	free(w->chunk_tab);
 	bpf_object__close(w->obj);
 	free(w);

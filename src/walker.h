@@ -82,6 +82,8 @@ int walker__open(struct walker **out, const struct sw_features *f,
  */
 int walker__attach(struct walker *w, struct sw_targets *t,
 		   const struct sw_target **failed);
+/* How many multi-probe links attached how many targets. */
+void walker__links(const struct walker *w, size_t *links, size_t *linked);
 /* Trace the process pid (a -- COMMAND) and what it starts. */
 int walker__follow(struct walker *w, pid_t pid);
 /* All stacks counted so far (cumulative). */

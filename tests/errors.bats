@@ -199,3 +199,20 @@ EOF2
 	[ "$stderr" = "stackcount: skipped 1 of 2 tracepoints that cannot be probed: irq_vectors:irq_work_exit (not permitted)" ]
 	[ -z "$(leftover_probes)" ]
 }
+
+# paths has 18 functions; a link takes the targets of one program, and
+# which of two programs a function's entry needs is calibrated per kernel
+@test "a wildcard attaches through multi-probe links where the kernel has them" {
+	run --separate-stderr "$SC" --debug -U -D 1 "$W/paths:*"
+	[ "$status" -eq 0 ]
+	att=$(grep '^attached' <<<"$output")
+	if grep -q '^uprobe_multi links (6.6) *yes$' <("$SC" --kernel-features); then
+		[[ "$att" == 'attached 18 of 18 probes: 18 through '[12]' multi-probe links, 0 one by one' ]]
+	else
+		[ "$att" = 'attached 18 of 18 probes: 0 through 0 multi-probe links, 18 one by one' ]
+	fi
+	# forced legacy mode attaches through tracefs, one by one
+	run --separate-stderr "$SC" --debug --legacy=4.4 -U -D 1 "$W/paths:*"
+	[ "$(grep '^attached' <<<"$output")" = 'attached 18 of 18 probes: 0 through 0 multi-probe links, 18 one by one' ]
+	[ -z "$(leftover_probes)" ]
+}
