@@ -298,71 +298,6 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 	return 0;
 }
 
-const char *sw_walker_name(enum sw_walker w)
-{
-	static const char *const names[] = {
-		[SW_WALKER_AUTO] = "auto",
-		[SW_WALKER_FP] = "fp",
-		[SW_WALKER_STACKMAP] = "stackmap",
-		[SW_WALKER_GETSTACK] = "getstack",
-	};
-	return names[w];
-}
-
-int sw_walker_parse(const char *s, enum sw_walker *w)
-{
-	for (int i = SW_WALKER_AUTO; i <= SW_WALKER_GETSTACK; i++) {
-		if (!strcmp(s, sw_walker_name(i))) {
-			*w = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *sw_features_refuse(const struct sw_features *f, enum sw_walker w)
-{
-	if (!f->bpf)
-		return "this kernel refuses BPF programs (CONFIG_BPF_EVENTS, or run as root)";
-	switch (w) {
-	case SW_WALKER_GETSTACK:
-		if (f->legacy)
-			return "forced legacy mode runs the fp walker only";
-		if (!f->helper_get_stack || !f->map_percpu)
-			return "this kernel has no bpf_get_stack (4.18+)";
-		return NULL;
-	case SW_WALKER_STACKMAP:
-		if (f->legacy)
-			return "forced legacy mode runs the fp walker only";
-		if (!f->helper_stackid || !f->map_stack_trace)
-			return "this kernel has no BPF_STACK_TRACE map (4.6+)";
-		return NULL;
-	default:
-		return NULL;
-	}
-}
-
-enum sw_walker sw_features_pick(const struct sw_features *f, const char **why)
-{
-	if (f->legacy) {
-		*why = "forced legacy mode";
-		return SW_WALKER_FP;
-	}
-	if (!sw_features_refuse(f, SW_WALKER_GETSTACK)) {
-		*why = f->map_big_keys ?
-		       "bpf_get_stack is available (4.18+): exact raw-frame keys" :
-		       "bpf_get_stack is available (4.18+), hash keys are at "
-		       "most 512 bytes: exact interned chunks of frames";
-		return SW_WALKER_GETSTACK;
-	}
-	if (!sw_features_refuse(f, SW_WALKER_STACKMAP)) {
-		*why = "BPF_STACK_TRACE is available (4.6+), bpf_get_stack is not";
-		return SW_WALKER_STACKMAP;
-	}
-	*why = "no kernel stack helpers (before 4.6): walk frame pointers";
-	return SW_WALKER_FP;
-}
-
 static const char *yes(bool b)
 {
 	return b ? "yes" : "no";
@@ -372,8 +307,6 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 {
 	static const char *const unw[] = { "unknown", "frame pointers", "ORC",
 					   "guess" };
-	const char *why;
-	enum sw_walker w = sw_features_pick(f, &why);
 
 	fprintf(out, "%-34s %s (version code %u.%u.%u)\n", "kernel", f->release,
 		f->version >> 16, (f->version >> 8) & 0xff, f->version & 0xff);
@@ -409,5 +342,4 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "RLIMIT_MEMLOCK raised or unneeded", yes(f->memlock_ok));
 	fprintf(out, "%-34s %u bytes, %u padding\n", "kernel stack (THREAD_SIZE)",
 		f->thread_size, f->stack_padding);
-	fprintf(out, "%-34s %s: %s\n", "walker", sw_walker_name(w), why);
 }

@@ -14,13 +14,6 @@
 
 #define SW_KVERSION(a, b, c) (((a) << 16) + ((b) << 8) + ((c) > 255 ? 255 : (c)))
 
-enum sw_walker {
-	SW_WALKER_AUTO,
-	SW_WALKER_FP,
-	SW_WALKER_STACKMAP,
-	SW_WALKER_GETSTACK,
-};
-
 enum sw_unwinder {
 	SW_UNWINDER_UNKNOWN,
 	SW_UNWINDER_FP,		/* frame pointers: RBP walks work */
@@ -69,14 +62,9 @@ struct sw_features {
 };
 
 int sw_features_probe(struct sw_features *f, __u32 legacy);
-enum sw_walker sw_features_pick(const struct sw_features *f, const char **why);
-/* Why walker w cannot run here, or NULL. */
-const char *sw_features_refuse(const struct sw_features *f, enum sw_walker w);
 /* Behave as if hash keys were limited to 512 bytes (4.18-5.10). */
 void sw_features_force_small_keys(struct sw_features *f);
 void sw_features_print(const struct sw_features *f, FILE *out);
-const char *sw_walker_name(enum sw_walker w);
-int sw_walker_parse(const char *s, enum sw_walker *w);
 int sw_version_parse(const char *s, __u32 *code);
 
 /* LINUX_VERSION_CODE of the running kernel, seeing through distro labels. */

@@ -133,7 +133,7 @@ int session_option(struct session_opts *o, int c, const char *arg)
 	case OPT_NO_DEMANGLE: o->no_demangle = true; return 0;
 	case OPT_FEATURES: o->kernel_features = true; return 0;
 	case OPT_WALKER:
-		if (sw_walker_parse(arg, &o->walker))
+		if (walkers_parse(arg, &o->walker))
 			return session_die(t, "unknown walker '%s'; use auto, "
 					   "getstack, stackmap or fp", arg) + 1;
 		return 0;
@@ -212,7 +212,7 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 	if (o->legacy && o->walker != SW_WALKER_AUTO && o->walker != SW_WALKER_FP)
 		return session_die(t, "--walker %s: forced legacy mode runs the fp "
 				   "walker only; drop --walker",
-				   sw_walker_name(o->walker)) + 1;
+				   walkers_name(o->walker)) + 1;
 	if (o->legacy)
 		o->walker = SW_WALKER_FP;
 	/* a CPU that is not there would count nothing, silently */
@@ -358,7 +358,8 @@ static int plan(struct session *s)
 	struct walker_opts *wo = &s->wo;
 	bool kprobe = is_kernel_probe(&s->pat);
 	enum sw_walker kind = o->walker;
-	const char *no;
+	const struct walker_desc *d;
+	struct walker_need need = {};
 	char err[512] = "";
 
 	/* what the kernel cannot probe at all is the first thing to say */
@@ -368,40 +369,17 @@ static int plan(struct session *s)
 	if (o->sink == SINK_EXPLAIN) {
 		if (kind != SW_WALKER_AUTO && kind != SW_WALKER_FP)
 			return die(s, "--explain shows the fp walker's reads; "
-				   "drop --walker %s", sw_walker_name(kind)) + 1;
+				   "drop --walker %s", walkers_name(kind)) + 1;
 		if (!f->helper_output || !f->map_perf_array)
 			return die(s, "--explain needs bpf_perf_event_output "
 				   "(4.4+), which this kernel lacks");
 		kind = SW_WALKER_FP;
 		s->why = "--explain shows the fp walker's reads";
 	}
-	if (kind == SW_WALKER_AUTO)
-		kind = sw_features_pick(f, &s->why);
-	no = sw_features_refuse(f, kind);
-	if (no)
-		return die(s, "--walker %s: %s; use --walker auto",
-			   sw_walker_name(kind), no);
 	memset(wo, 0, sizeof(*wo));
 	wo->sink = o->sink;
 	wo->kstack = !o->user_only && (kprobe || !o->own_side);
 	wo->ustack = !o->kernel_only && (!kprobe || !o->own_side || o->user_only);
-	/*
-	 * The kernel's user unwinder starts from the saved user %rbp, which
-	 * the syscall fast path leaves stale; the fp walker takes the user's
-	 * %rbp from the end of the kernel's frame chain instead.
-	 */
-	if (kprobe && wo->ustack && f->syscall_fastpath && kind != SW_WALKER_FP) {
-		if (o->walker != SW_WALKER_AUTO)
-			return die(s, "--walker %s: this kernel's syscall fast path "
-				   "leaves a stale %%rbp in the saved user "
-				   "registers, so its unwinder gets user frames of "
-				   "kernel events wrong; use --walker fp, or -K",
-				   sw_walker_name(kind));
-		kind = SW_WALKER_FP;
-		s->why = "the syscall fast path leaves the saved user %rbp stale: "
-			 "walk frame pointers from the kernel chain into user space";
-	}
-	wo->kind = kind;
 	if (wo->sink == SINK_EMIT && (!f->helper_output || !f->map_perf_array))
 		wo->sink = SINK_PRINTK;	/* 4.1-4.3: trace_printk */
 	wo->pid = o->pid;
@@ -426,28 +404,41 @@ static int plan(struct session *s)
 	if (o->cpu >= 0 && !f->helper_cpu)
 		return die(s, "-c needs bpf_get_smp_processor_id, which this "
 			   "kernel lacks (4.2+); trace every CPU, without -c");
-	if (kind == SW_WALKER_FP && kprobe && wo->kstack &&
-	    f->unwinder != SW_UNWINDER_FP)
-		return die(s, "the fp walker cannot walk kernel frames: this "
-			   "kernel has no frame pointers (%s); %s", f->unwinder_why,
-			   o->sink == SINK_EXPLAIN ? "--explain a user function "
-			   "or USDT probe instead" :
-			   "use -U for user frames, or another walker");
-	if (kind == SW_WALKER_FP && s->pat.type == SW_PAT_TRACEPOINT &&
-	    wo->kstack && !f->jit)
-		return die(s, "--walker fp walks a tracepoint's kernel frames from "
-			   "the JIT's frame pointer, and the BPF JIT is off; "
-			   "enable it: sysctl net.core.bpf_jit_enable=1");
-	if (wo->ustack && kprobe && kind == SW_WALKER_FP && !f->helper_tail_call)
-		return die(s, "--walker fp needs tail calls (4.2+) for user frames "
-			   "of kernel events; use -K");
+	need.kernel_event = kprobe;
+	need.tracepoint = s->pat.type == SW_PAT_TRACEPOINT;
+	need.kstack = wo->kstack;
+	need.ustack = wo->ustack;
+	need.explain = o->sink == SINK_EXPLAIN;
+	if (kind == SW_WALKER_AUTO) {
+		d = walkers_pick(f, &need, &s->why, err, sizeof(err));
+		if (!d)
+			return die(s, "%s", err);
+	} else {
+		d = walkers_get(kind);
+		if (d->refuse(f, &need, err, sizeof(err)))
+			return die(s, "%s", err);
+	}
+	wo->kind = d->kind;
 	if (o->kernel_only && !kprobe)
 		return die(s, "-K keeps kernel stacks only, and the events of user "
 			   "functions and USDT probes have none; drop -K") + 1;
 	wo->per_process = o->perpid || wo->ustack || o->sink != SINK_COUNT;
 	if (o->debug)
-		fprintf(s->out, "walker: %s (%s)\n", sw_walker_name(kind), s->why);
+		fprintf(s->out, "walker: %s (%s)\n", d->name, s->why);
 	return 0;
+}
+
+/* The kernel's table, then the walker auto picks in general, and why. */
+static void print_features(struct session *s)
+{
+	const struct walker_desc *d;
+	const char *why = NULL;
+	char no[512];
+
+	sw_features_print(&s->f, s->out);
+	d = walkers_pick(&s->f, NULL, &why, no, sizeof(no));
+	fprintf(s->out, "%-34s %s: %s\n", "walker", d ? d->name : "none",
+		d ? why : no);
 }
 
 static bool needs_semaphores(const struct sw_targets *ts)
@@ -650,7 +641,7 @@ static int start_walker(struct session *s)
 				   "RLIMIT_MEMLOCK could not be raised; run as "
 				   "root or raise it (ulimit -l unlimited)");
 		return die(s, "cannot load the %s walker: %s; try --debug, or "
-			   "another --walker", sw_walker_name(s->wo.kind),
+			   "another --walker", walkers_name(s->wo.kind),
 			   strerror(-e));
 	}
 	if (s->o.debug)
@@ -680,7 +671,7 @@ int session_start(struct session *s)
 	if (s->o.small_keys)
 		sw_features_force_small_keys(&s->f);
 	if (s->o.kernel_features) {
-		sw_features_print(&s->f, s->out);
+		print_features(s);
 		return 0;
 	}
 	if (!s->f.bpf)

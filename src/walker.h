@@ -12,6 +12,7 @@
 #include "../bpf/stackwalk.h"
 #include "../compat/kfeatures.h"
 #include "probe.h"
+#include "walkers.h"
 
 /* Where stacks go: counted in the kernel, or one by one to user space. */
 enum walker_sink {
