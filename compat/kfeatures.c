@@ -223,9 +223,43 @@ void sw_features_force_small_keys(struct sw_features *f)
 	f->small_keys_forced = true;
 }
 
-int sw_features_probe(struct sw_features *f, __u32 legacy)
+/* Which probes BPF can run on: by PMU, or by tracefs's probe event files. */
+static void probe_kinds(struct sw_features *f)
+{
+	f->kprobes = f->pmu_kprobe ||
+		     (f->tracefs[0] && sw_tracefs_has(f->tracefs, "kprobe_events"));
+	f->uprobes = f->pmu_uprobe ||
+		     (f->tracefs[0] && sw_tracefs_has(f->tracefs, "uprobe_events"));
+	/*
+	 * Before 4.3, PERF_EVENT_IOC_SET_BPF refuses uprobe events, and
+	 * before 4.14 syscalls:* events (only 4.14 made them BPF-capable):
+	 * neither can be probed without attaching, so the release decides.
+	 */
+	if (f->version < SW_KVERSION(4, 3, 0) ||
+	    (f->legacy && f->legacy < SW_KVERSION(4, 3, 0)))
+		f->uprobes = false;
+}
+
+int sw_features_prepare(struct sw_features *f)
 {
 	struct rlimit inf = { RLIM_INFINITY, RLIM_INFINITY };
+	int err = 0;
+
+	if (!setrlimit(RLIMIT_MEMLOCK, &inf))
+		f->memlock_ok = true;
+	/* legacy mode drives old kernels' way: through debugfs */
+	if (!f->tracefs[0] || f->legacy) {
+		err = sw_tracefs_mount(f->tracefs, sizeof(f->tracefs), f->legacy != 0);
+		if (err)
+			f->tracefs[0] = 0;
+		probe_kinds(f);
+	}
+	return err;
+}
+
+int sw_features_probe(struct sw_features *f, __u32 legacy)
+{
+	struct rlimit lim;
 	int err, v;
 
 	memset(f, 0, sizeof(*f));
@@ -233,9 +267,10 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 	if (err)
 		return err;
 	f->legacy = legacy;
-	/* pre-5.11 kernels charge BPF memory to RLIMIT_MEMLOCK */
-	f->memlock_ok = !setrlimit(RLIMIT_MEMLOCK, &inf) ||
-			f->version >= SW_KVERSION(5, 11, 0);
+	/* pre-5.11 kernels charge BPF memory to RLIMIT_MEMLOCK: raised later */
+	f->memlock_ok = f->version >= SW_KVERSION(5, 11, 0) ||
+			(!getrlimit(RLIMIT_MEMLOCK, &lim) &&
+			 lim.rlim_cur == RLIM_INFINITY);
 
 	f->prog_kprobe = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, NULL) == 1;
 	f->bpf = f->prog_kprobe;
@@ -269,21 +304,9 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 		f->uprobe_ref_ctr_shift = pmu_field_shift("uprobe", "ref_ctr_offset");
 		f->uprobe_ref_ctr = f->uprobe_ref_ctr_shift > 0;
 	}
-	if (!sw_tracefs_find(f->tracefs, sizeof(f->tracefs), legacy != 0)) {
-		f->kprobes = sw_tracefs_has(f->tracefs, "kprobe_events");
-		f->uprobes = sw_tracefs_has(f->tracefs, "uprobe_events");
-	} else {
+	if (sw_tracefs_find(f->tracefs, sizeof(f->tracefs), legacy != 0))
 		f->tracefs[0] = 0;
-	}
-	f->kprobes |= f->pmu_kprobe;
-	f->uprobes |= f->pmu_uprobe;
-	/*
-	 * Before 4.3, PERF_EVENT_IOC_SET_BPF refuses uprobe events, and
-	 * before 4.14 syscalls:* events (only 4.14 made them BPF-capable):
-	 * neither can be probed without attaching, so the release decides.
-	 */
-	if (f->version < SW_KVERSION(4, 3, 0))
-		f->uprobes = false;
+	probe_kinds(f);
 	f->prog_syscall_tp = f->prog_tracepoint &&
 			     f->version >= SW_KVERSION(4, 14, 0);
 
@@ -333,7 +356,8 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "uprobe PMU (4.17)", yes(f->pmu_uprobe));
 	fprintf(out, "%-34s %s\n", "USDT semaphores by kernel (4.20)", yes(f->uprobe_ref_ctr));
 	fprintf(out, "%-34s %s\n", "uprobe_multi links (6.6)", yes(f->link_uprobe_multi));
-	fprintf(out, "%-34s %s\n", "tracefs", f->tracefs[0] ? f->tracefs : "not found");
+	fprintf(out, "%-34s %s\n", "tracefs", f->tracefs[0] ? f->tracefs :
+		"not mounted (mounted when tracing starts)");
 	fprintf(out, "%-34s %s (%s)\n", "kernel unwinder", unw[f->unwinder], f->unwinder_why);
 	fprintf(out, "%-34s %s\n", "syscall fast path, stale %rbp", yes(f->syscall_fastpath));
 	fprintf(out, "%-34s %s\n", "BTF", yes(f->btf));

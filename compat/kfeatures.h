@@ -61,7 +61,16 @@ struct sw_features {
 	char tracefs[PATH_MAX];	/* "" until sw_tracefs() mounts or finds it */
 };
 
+/*
+ * What the kernel offers, read without changing anything: tracefs only
+ * if mounted, RLIMIT_MEMLOCK as it is.
+ */
 int sw_features_probe(struct sw_features *f, __u32 legacy);
+/*
+ * When tracing starts: raise RLIMIT_MEMLOCK, mount tracefs (or debugfs)
+ * if it is not, and see what that shows.  -ENOENT if no tracefs.
+ */
+int sw_features_prepare(struct sw_features *f);
 /* Behave as if hash keys were limited to 512 bytes (4.18-5.10). */
 void sw_features_force_small_keys(struct sw_features *f);
 void sw_features_print(const struct sw_features *f, FILE *out);

@@ -677,6 +677,8 @@ int session_start(struct session *s)
 	if (!s->f.bpf)
 		return die(s, "this kernel refuses BPF programs; run as root on "
 			   "a kernel with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS");
+	/* probing changed nothing; tracing may: no tracefs is no error here */
+	sw_features_prepare(&s->f);
 	if ((s->o.legacy || !s->f.pmu_kprobe) && s->f.tracefs[0])
 		sw_tracefs_remove_stale(s->f.tracefs);
 	if (sw_pattern_parse(s->o.pattern, s->o.regexp, &s->pat, err, sizeof(err)))
