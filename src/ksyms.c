@@ -8,6 +8,7 @@
  * made on first request and kept.
  */
 #include "ksyms.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,18 +77,9 @@ static long intern(struct ksyms *ks, const char *s, size_t n)
 {
 	size_t off = ks->names_len;
 
-	if (ks->names_len + n + 1 > ks->names_cap) {
-		size_t cap = ks->names_cap ? ks->names_cap * 2 : 1 << 20;
-		char *p;
-
-		while (cap < ks->names_len + n + 1)
-			cap *= 2;
-		p = realloc(ks->names, cap);
-		if (!p)
-			return -ENOMEM;
-		ks->names = p;
-		ks->names_cap = cap;
-	}
+	if (vec_reserve(&ks->names, &ks->names_cap, ks->names_len, n + 1, 1,
+			1 << 20))
+		return -ENOMEM;
 	memcpy(ks->names + off, s, n);
 	ks->names[off + n] = '\0';
 	ks->names_len += n + 1;
@@ -120,15 +112,8 @@ static int parse_line(struct ksyms *ks, char *p, uint32_t line)
 		*tab = '\0';
 	if (!*name)
 		return 0;
-	if (ks->nr == ks->cap) {
-		size_t cap = ks->cap ? ks->cap * 2 : 65536;
-		void *q = realloc(ks->v, cap * sizeof(*ks->v));
-
-		if (!q)
-			return -ENOMEM;
-		ks->v = q;
-		ks->cap = cap;
-	}
+	if (VEC_GROW(ks->v, ks->nr, ks->cap, 65536))
+		return -ENOMEM;
 	off = intern(ks, name, strlen(name));
 	if (off < 0)
 		return off;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 #include "procs.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -219,15 +220,8 @@ static int add_map(struct procs *p, struct proc *pr, const struct proc_map *m)
 {
 	struct proc_map *dst;
 
-	if (pr->nr == pr->cap) {
-		size_t cap = pr->cap ? pr->cap * 2 : 32;
-		void *v = realloc(pr->maps, cap * sizeof(*pr->maps));
-
-		if (!v)
-			return -ENOMEM;
-		pr->maps = v;
-		pr->cap = cap;
-	}
+	if (VEC_GROW(pr->maps, pr->nr, pr->cap, 32))
+		return -ENOMEM;
 	dst = &pr->maps[pr->nr];
 	*dst = *m;
 	dst->gen = pr->gen;

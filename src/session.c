@@ -18,6 +18,7 @@
 #include "symbolize.h"
 #include "untrusted.h"
 #include "../compat/semaphore.h"
+#include "vec.h"
 
 #define DEFAULT_STORAGE 16384
 /* How long COMMAND has to end on SIGTERM before it gets SIGKILL. */
@@ -802,16 +803,9 @@ static void add_tgid(void *ctx, __u32 tgid)
 {
 	struct tgids *t = ctx;
 
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		void *v = realloc(t->v, cap * sizeof(*t->v));
-
-		if (!v) {
-			t->err = -ENOMEM;
-			return;
-		}
-		t->v = v;
-		t->cap = cap;
+	if (VEC_GROW(t->v, t->n, t->cap, 256)) {
+		t->err = -ENOMEM;
+		return;
 	}
 	t->v[t->n++] = tgid;
 }

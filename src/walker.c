@@ -21,6 +21,7 @@
 #include "calib.h"
 #include "tracepipe.h"
 #include "sources.h"
+#include "vec.h"
 
 /*
  * Whether a getstack or stackmap program must read the caller at the
@@ -185,18 +186,7 @@ static void base_config(const struct walker *w, struct sw_config *c)
 /* Room for one more attachment at w->att[w->natt]. */
 static int reserve_attachment(struct walker *w)
 {
-	struct sw_attachment *a;
-	size_t cap;
-
-	if (w->natt < w->cap)
-		return 0;
-	cap = w->cap ? w->cap * 2 : 16;
-	a = realloc(w->att, cap * sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	w->att = a;
-	w->cap = cap;
-	return 0;
+	return VEC_GROW(w->att, w->natt, w->cap, 16);
 }
 
 static void clear_map(struct bpf_map *m)

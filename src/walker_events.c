@@ -13,6 +13,7 @@
 #include "procs.h"
 #include "tracepipe.h"
 #include "fp_key.h"
+#include "vec.h"
 
 /* The frames of f into ev, the entry callers in place. */
 static void event_frames(struct sw_event *ev, const struct key_frames *f)
@@ -56,16 +57,9 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 	struct sw_event *ev;
 
 	(void)cpu;
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 64;
-		void *v = realloc(b->v, cap * sizeof(*b->v));
-
-		if (!v) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->v = v;
-		b->cap = cap;
+	if (VEC_GROW(b->v, b->n, b->cap, 64)) {
+		b->err = -ENOMEM;
+		return;
 	}
 	if (size < sizeof(*e))
 		return;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "vec.h"
 #include "walker_int.h"
 
 int walker__lost(struct walker *w, __u64 lost[SW_LOST_NR])
@@ -41,24 +42,9 @@ static int push_stack(struct sw_stacks *s, const struct sw_key_hdr *h,
 	size_t need = nk + nu + 2;
 	struct sw_stack *st;
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 256;
-		void *v = realloc(s->v, cap * sizeof(*s->v));
-
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
-	if (*fused + need > *fcap) {
-		size_t cap = (*fcap + need) * 2;
-		void *v = realloc(s->frames, cap * sizeof(__u64));
-
-		if (!v)
-			return -ENOMEM;
-		s->frames = v;
-		*fcap = cap;
-	}
+	if (VEC_GROW(s->v, s->n, s->cap, 256) ||
+	    vec_reserve(&s->frames, fcap, *fused, need, sizeof(__u64), 4096))
+		return -ENOMEM;
 	st = &s->v[s->n++];
 	memset(st, 0, sizeof(*st));
 	st->tgid = h->tgid;
@@ -112,15 +98,10 @@ int walker_snapshot(struct bpf_map *m, char **recs, size_t *n)
 	/* the kernel reads the key before it writes the next: one buffer */
 	while (!bpf_map_get_next_key(fd, first ? NULL : key, key)) {
 		first = false;
-		if (*n == cap) {
-			char *more = realloc(v, (cap = cap ? 2 * cap : 256) * rec);
-
-			if (!more) {
-				free(v);
-				free(key);
-				return -ENOMEM;
-			}
-			v = more;
+		if (vec_reserve(&v, &cap, *n, 1, rec, 256)) {
+			free(v);
+			free(key);
+			return -ENOMEM;
 		}
 		if (bpf_map_lookup_elem(fd, key, v + *n * rec + ks))
 			continue;	/* deleted meanwhile */
