@@ -226,30 +226,42 @@ static void elf_input(const uint8_t *p, size_t n, int how, mode_t mode)
 	}
 }
 
-static void perf_map_input(const uint8_t *p, size_t n, mode_t mode)
+static void find_all(struct perfmaps *m, const uint64_t *addrs, size_t n)
 {
 	struct untrusted_skip sk = { 0 };
+	uint64_t start;
+	char buf[256];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = perfmaps__find(m, getpid(), getuid(), addrs[i],
+						  &start, &sk);
+		if (name)
+			untrusted_escape(buf, sizeof(buf), name);
+	}
+}
+
+/*
+ * Read as a JIT writes it: half of it first (cut anywhere, even inside a
+ * line), then all of it, which the grown file makes perfmap.c read again.
+ */
+static void perf_map_input(const uint8_t *p, size_t n, mode_t mode)
+{
 	uint64_t addrs[] = { 0, 0, 0x1000, 0x7fffffffffffULL, UINT64_MAX };
+	size_t nr = sizeof(addrs) / sizeof(addrs[0]);
 	char path[64], first[32];
 	struct perfmaps *m;
-	uint64_t start;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
-	put(path, p, n, mode);
 	/* the first line's start: an address that some name is over */
 	snprintf(first, sizeof(first), "%.*s", (int)(n < 31 ? n : 31),
 		 (const char *)p);
 	addrs[0] = strtoull(first, NULL, 16);
 	if (perfmaps__new(&m))
 		abort();
-	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
-		const char *name = perfmaps__find(m, getpid(), getuid(), addrs[i],
-						  &start, &sk);
-		char buf[256];
-
-		if (name)
-			untrusted_escape(buf, sizeof(buf), name);
-	}
+	put(path, p, n / 2, mode);
+	find_all(m, addrs, nr);
+	put(path, p, n, mode);
+	find_all(m, addrs, nr);
 	perfmaps__free(m);
 	unlink(path);
 }
