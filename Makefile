@@ -4,6 +4,7 @@
 #   make demo     build, then count stacks of a tracepoint for a few seconds
 #   make test     build, then run every test (bats, and qemu VMs if possible)
 #   make bench    per-event, start-up and memory costs (see README)
+#   make fuzz     fuzz the readers of untrusted files for FUZZ_SECONDS (60)
 #
 # Everything generated goes to build/.
 
@@ -38,13 +39,16 @@ SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o
 DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
              gcc make systemtap-sdt-dev bats file man-db liblzma-dev libiberty-dev \
              g++ xz-utils
+# Only for make fuzz and make test: clang's libFuzzer and sanitizer runtimes.
+FUZZ_DEPS := libclang-rt-dev
 
 .PHONY: all deps demo test vmtest vmtest-deps bench clean
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
 
 # Installs only what is missing, so a ready machine pays one dpkg query.
 deps: $(BUILD)/.deps
-$(BUILD)/.deps: Makefile
+$(BUILD)/.fuzz-deps: DEPS := $(FUZZ_DEPS)
+$(BUILD)/.deps $(BUILD)/.fuzz-deps: Makefile
 	@missing=$$(for p in $(DEPS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
 	done); \
@@ -103,9 +107,11 @@ include tests/fixtures/fixtures.mk
 include tests/unit/unit.mk
 include tests/vm/vm.mk
 include tests/bench/bench.mk
+include tests/fuzz/fuzz.mk
 
 TEST_DEPS := $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
-             $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle
+             $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle \
+             $(FUZZ_BIN) $(FUZZ_SEEDS).done
 
 test: $(TEST_DEPS) vmtest-deps
 	@tests/run.sh
@@ -121,4 +127,4 @@ vmtest: vmtest-deps
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bpf $(BUILD)/gen $(BUILD)/stackcount $(BUILD)/stacksnoop \
-		$(BUILD)/tests $(BUILD)/legacy_limits
+		$(BUILD)/tests $(BUILD)/legacy_limits $(BUILD)/fuzz
