@@ -45,7 +45,7 @@ bounded() {
 
 # Neither the output nor stderr holds a byte a terminal acts on.
 no_control_bytes() {
-	! printf '%s%s' "$output" "$stderr" | tr -d '\n' | LC_ALL=C grep -q '[[:cntrl:]]'
+	! printf '%s%s' "$output" "$stderr" | tr -d '\n' | LC_ALL=C grep -q '[[:cntrl:]]' || false
 }
 
 # stderr is one line, "TOOL: skipping WHAT: WHY".

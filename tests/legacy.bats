@@ -111,7 +111,7 @@ EOF2
 	run "$SC" --legacy -U "$W/paths:work" -- "$W/paths" 1
 	[ "$status" -eq 0 ]
 	stop_phases
-	! grep -q "stackwalk/sw_${victim}_" /sys/kernel/debug/tracing/uprobe_events
+	! grep -q "stackwalk/sw_${victim}_" /sys/kernel/debug/tracing/uprobe_events || false
 	[ -z "$(leftover_probes)" ]
 }
 
