@@ -1,16 +1,21 @@
 # stackwalk: stackcount and stacksnoop on eBPF, every kernel from 4.1.
 #
 #   make          install missing build packages, build build/stackcount
+#                 and build/stacksnoop
 #   make demo     build, then count stacks of a tracepoint for a few seconds
-#   make test     build, then run every test (bats, and qemu VMs if possible)
+#   make test     install missing test packages, build, then run every test
+#                 (bats, and qemu VMs if possible)
 #   make bench    per-event, start-up and memory costs (see README)
 #   make fuzz     fuzz the readers of untrusted files for FUZZ_SECONDS (60)
 #
 # Everything generated goes to build/.
 
-BUILD     := build
+BUILD     ?= build
+# make predefines CC as cc: ?= alone would never choose gcc
+ifeq ($(origin CC),default)
 CC        := gcc
-CXX       := g++
+endif
+CXX       ?= g++
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
 PYTHON    ?= python3
@@ -19,8 +24,9 @@ CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
              -I$(BUILD)/gen -I$(BUILD)/bpf -Isrc
 LDFLAGS   := -static
 LDLIBS    := -lbpf -lelf -llzma -lz -liberty
-# -mcpu=v1: no JLT/JLE (4.14) or JMP32 (5.1); the fp walker loads on 4.1
-BPFCFLAGS := -O2 -g -target bpf -mcpu=v1 -D__TARGET_ARCH_x86 -Wall -Werror \
+# -mcpu=v1: no JLT/JLE (4.14) or JMP32 (5.1); the fp walker loads on 4.1.
+# Expanded when used: on a fresh machine gcc comes with the build packages.
+BPFCFLAGS  = -O2 -g -target bpf -mcpu=v1 -D__TARGET_ARCH_x86 -Wall -Werror \
              -I/usr/include/$(shell $(CC) -dumpmachine) -Ibpf -I$(BUILD)/gen
 
 WALKERS   := getstack stackmap fp
@@ -35,21 +41,22 @@ SW_SRCS   := src/session.c src/explain.c src/walker.c src/walker_read.c src/walk
              compat/semaphore.c
 SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o
 
-# Debian packages the build and the tests need.
-DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
-             gcc make systemtap-sdt-dev bats file man-db liblzma-dev libiberty-dev \
-             g++ xz-utils
-# Only for make fuzz and make test: clang's libFuzzer and sanitizer runtimes.
-FUZZ_DEPS := libclang-rt-dev
+# Debian packages the build needs (libc6-dev and linux-libc-dev come with
+# zlib1g-dev), and those only the tests need: bats; g++ for the cxx
+# workload; sdt.h for the USDT workloads and the symbol unit test's
+# fixtures; man-db to render the pages; xz for MiniDebugInfo fixtures;
+# clang's libFuzzer and sanitizer runtimes for make fuzz; lintian to check
+# the package.
+BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
+              bpftool python3 gcc make
+TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian
 
-.PHONY: all deps demo test vmtest vmtest-deps bench clean
+.PHONY: all deps test-deps demo test vmtest vmtest-deps bench clean
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
 
 # Installs only what is missing, so a ready machine pays one dpkg query.
-deps: $(BUILD)/.deps
-$(BUILD)/.fuzz-deps: DEPS := $(FUZZ_DEPS)
-$(BUILD)/.deps $(BUILD)/.fuzz-deps: Makefile
-	@missing=$$(for p in $(DEPS); do \
+define install_missing
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
@@ -58,6 +65,15 @@ $(BUILD)/.deps $(BUILD)/.fuzz-deps: Makefile
 			apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@mkdir -p $(@D) && touch $@
+endef
+
+# Each stamp is remade when the Makefile, and so maybe its list, changes.
+deps: $(BUILD)/.deps
+$(BUILD)/.deps: Makefile
+	$(call install_missing,$(BUILD_PKGS))
+test-deps: $(BUILD)/.test-deps
+$(BUILD)/.test-deps: Makefile | $(BUILD)/.deps
+	$(call install_missing,$(TEST_PKGS))
 
 $(GEN): gen/walker.py | $(BUILD)/.deps
 	@mkdir -p $(@D)
@@ -72,7 +88,7 @@ $(BUILD)/bpf/fp.checked: $(BUILD)/bpf/fp.bpf.o $(BUILD)/legacy_limits
 	$(BUILD)/legacy_limits $< > $@.log || { cat $@.log; exit 1; }
 	@touch $@
 
-$(BUILD)/legacy_limits: tests/legacy_limits.c | $(BUILD)/.deps
+$(BUILD)/legacy_limits: gen/legacy_limits.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $< -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic
 
@@ -109,7 +125,7 @@ include tests/vm/vm.mk
 include tests/bench/bench.mk
 include tests/fuzz/fuzz.mk
 
-TEST_DEPS := $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
+TEST_DEPS := $(BUILD)/.test-deps $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
              $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle \
              $(FUZZ_BIN) $(FUZZ_SEEDS).done
 
