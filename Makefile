@@ -10,6 +10,9 @@
 #
 # Everything generated goes to build/.
 
+# The release: --version takes it from here.
+VERSION   := 0.1.0
+
 BUILD     ?= build
 # make predefines CC as cc: ?= alone would never choose gcc
 ifeq ($(origin CC),default)
@@ -51,7 +54,7 @@ BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
               bpftool python3 gcc make
 TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian
 
-.PHONY: all deps test-deps demo test vmtest vmtest-deps bench clean
+.PHONY: all deps test-deps demo test vmtest vmtest-deps bench clean FORCE
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
 
 # Installs only what is missing, so a ready machine pays one dpkg query.
@@ -105,6 +108,13 @@ $(BUILD)/gen/sources.c: gen/embed.py bpf/stackwalk.h bpf/common.bpf.h \
 $(BUILD)/obj/sources.o: $(BUILD)/gen/sources.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# Rewritten only when VERSION changes, and so only then rebuilds anything.
+$(BUILD)/gen/version.h: FORCE
+	@mkdir -p $(@D)
+	@echo '#define STACKWALK_VERSION "$(VERSION)"' > $@.new
+	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
+$(BUILD)/obj/src/session.o: $(BUILD)/gen/version.h
 
 $(BUILD)/obj/%.o: %.c $(SKELS) $(GEN) $(wildcard src/*.h compat/*.h bpf/*.h) | $(BUILD)/.deps
 	@mkdir -p $(@D)
