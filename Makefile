@@ -7,10 +7,12 @@
 #                 (bats, and qemu VMs if possible)
 #   make bench    per-event, start-up and memory costs (see README)
 #   make fuzz     fuzz the readers of untrusted files for FUZZ_SECONDS (60)
+#   make install  the binaries, manual pages and bash completion under
+#                 $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
 #
 # Everything generated goes to build/.
 
-# The release: --version takes it from here.
+# The release: --version and the installed manual pages take it from here.
 VERSION   := 0.1.0
 
 BUILD     ?= build
@@ -22,6 +24,9 @@ CXX       ?= g++
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
 PYTHON    ?= python3
+INSTALL   ?= install
+PREFIX    ?= /usr/local
+DESTDIR   ?=
 
 CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
              -I$(BUILD)/gen -I$(BUILD)/bpf -Isrc
@@ -54,7 +59,7 @@ BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
               bpftool python3 gcc make
 TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian
 
-.PHONY: all deps test-deps demo test vmtest vmtest-deps bench clean FORCE
+.PHONY: all deps test-deps demo test vmtest vmtest-deps bench install uninstall clean FORCE
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
 
 # Installs only what is missing, so a ready machine pays one dpkg query.
@@ -124,6 +129,31 @@ $(BUILD)/obj/%.o: %.c $(SKELS) $(GEN) $(wildcard src/*.h compat/*.h bpf/*.h) | $
 $(BUILD)/stackcount $(BUILD)/stacksnoop: $(BUILD)/%: $(BUILD)/obj/src/%.o $(SW_OBJS) $(BUILD)/bpf/fp.checked
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
+# The installed pages carry the version in their footer.
+MAN_PAGES := $(BUILD)/man/man8/stackcount.8 $(BUILD)/man/man8/stacksnoop.8
+$(BUILD)/man/man8/%.8: man/man8/%.8 $(BUILD)/gen/version.h
+	@mkdir -p $(@D)
+	sed '1s/^\(\.TH .*\) "stackwalk" /\1 "stackwalk $(VERSION)" /' $< > $@
+
+# install_tree DIR: what is installed, under DIR (a PREFIX). bash-completion
+# loads a completion by the command's name: stacksnoop's is a link.
+COMPLETIONS := share/bash-completion/completions
+define install_tree
+	$(INSTALL) -d $(1)/sbin $(1)/share/man/man8 $(1)/$(COMPLETIONS)
+	$(INSTALL) -m 0755 $(BUILD)/stackcount $(BUILD)/stacksnoop $(1)/sbin
+	$(INSTALL) -m 0644 $(MAN_PAGES) $(1)/share/man/man8
+	$(INSTALL) -m 0644 completion/stackwalk.bash $(1)/$(COMPLETIONS)/stackcount
+	ln -sfn stackcount $(1)/$(COMPLETIONS)/stacksnoop
+endef
+
+install: $(BUILD)/stackcount $(BUILD)/stacksnoop $(MAN_PAGES) completion/stackwalk.bash
+	$(call install_tree,$(DESTDIR)$(PREFIX))
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,sbin/stackcount sbin/stacksnoop \
+		share/man/man8/stackcount.8 share/man/man8/stacksnoop.8 \
+		$(COMPLETIONS)/stackcount $(COMPLETIONS)/stacksnoop)
+
 # A tracepoint that fires on any machine: every context switch, for 3 s.
 demo: $(BUILD)/stackcount
 	$(BUILD)/stackcount -d -D 3 t:sched:sched_switch
@@ -135,7 +165,7 @@ include tests/vm/vm.mk
 include tests/bench/bench.mk
 include tests/fuzz/fuzz.mk
 
-TEST_DEPS := $(BUILD)/.test-deps $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
+TEST_DEPS := $(BUILD)/.test-deps $(MAN_PAGES) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
              $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle \
              $(FUZZ_BIN) $(FUZZ_SEEDS).done
 
@@ -153,4 +183,4 @@ vmtest: vmtest-deps
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bpf $(BUILD)/gen $(BUILD)/stackcount $(BUILD)/stacksnoop \
-		$(BUILD)/tests $(BUILD)/legacy_limits $(BUILD)/fuzz
+		$(BUILD)/tests $(BUILD)/legacy_limits $(BUILD)/fuzz $(BUILD)/man
