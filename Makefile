@@ -9,10 +9,12 @@
 #   make fuzz     fuzz the readers of untrusted files for FUZZ_SECONDS (60)
 #   make install  the binaries, manual pages and bash completion under
 #                 $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
+#   make deb      build/stackwalk_VERSION_amd64.deb
 #
 # Everything generated goes to build/.
 
-# The release: --version and the installed manual pages take it from here.
+# The release: --version, the installed manual pages and the package all
+# take it from here.
 VERSION   := 0.1.0
 
 BUILD     ?= build
@@ -59,7 +61,7 @@ BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
               bpftool python3 gcc make
 TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian
 
-.PHONY: all deps test-deps demo test vmtest vmtest-deps bench install uninstall clean FORCE
+.PHONY: all deps test-deps demo test vmtest vmtest-deps bench install uninstall deb clean FORCE
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
 
 # Installs only what is missing, so a ready machine pays one dpkg query.
@@ -154,6 +156,20 @@ uninstall:
 		share/man/man8/stackcount.8 share/man/man8/stacksnoop.8 \
 		$(COMPLETIONS)/stackcount $(COMPLETIONS)/stacksnoop)
 
+# Staged by the install above, finished by gen/deb.sh: no debian/ folder, and
+# the package holds exactly what `make install` puts on a machine.
+DEB_ARCH       := amd64
+DEB            := $(BUILD)/stackwalk_$(VERSION)_$(DEB_ARCH).deb
+DEB_ROOT       := $(BUILD)/deb
+DEB_MAINTAINER ?= The stackwalk authors <maintainers@users.noreply.a-seed-85d4642b.example>
+deb: $(DEB)
+$(DEB): $(BUILD)/stackcount $(BUILD)/stacksnoop $(MAN_PAGES) completion/stackwalk.bash \
+		gen/deb.sh LICENSE Makefile
+	rm -rf $(DEB_ROOT)
+	$(call install_tree,$(DEB_ROOT)/usr)
+	CC="$(CC)" gen/deb.sh $(DEB_ROOT) $(VERSION) $(DEB_ARCH) "$(DEB_MAINTAINER)" $@ \
+		$(patsubst -l%,lib%.a,$(LDLIBS)) libc.a libgcc.a libgcc_eh.a
+
 # A tracepoint that fires on any machine: every context switch, for 3 s.
 demo: $(BUILD)/stackcount
 	$(BUILD)/stackcount -d -D 3 t:sched:sched_switch
@@ -165,7 +181,7 @@ include tests/vm/vm.mk
 include tests/bench/bench.mk
 include tests/fuzz/fuzz.mk
 
-TEST_DEPS := $(BUILD)/.test-deps $(MAN_PAGES) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
+TEST_DEPS := $(BUILD)/.test-deps $(DEB) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
              $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle \
              $(FUZZ_BIN) $(FUZZ_SEEDS).done
 
@@ -183,4 +199,4 @@ vmtest: vmtest-deps
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bpf $(BUILD)/gen $(BUILD)/stackcount $(BUILD)/stacksnoop \
-		$(BUILD)/tests $(BUILD)/legacy_limits $(BUILD)/fuzz $(BUILD)/man
+		$(BUILD)/tests $(BUILD)/legacy_limits $(BUILD)/fuzz $(BUILD)/man $(DEB_ROOT) $(BUILD)/stackwalk_*.deb
