@@ -9,7 +9,6 @@
 _stackwalk_complete()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev='' eq='' i p
-	local -a pids=()
 
 	COMPREPLY=()
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -34,11 +33,11 @@ _stackwalk_complete()
 
 	case $prev in
 	-p | --pid)
-		# a glob, not a command: what is alive now, in this shell
+		# no command run for it, so no process of ours in the list
 		for p in /proc/[0-9]*; do
-			pids+=("${p#/proc/}")
+			p=${p#/proc/}
+			[[ $p == "$cur"* ]] && COMPREPLY+=("$p")
 		done
-		mapfile -t COMPREPLY < <(compgen -W "${pids[*]}" -- "$cur")
 		return 0
 		;;
 	--walker)

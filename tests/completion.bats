@@ -77,6 +77,7 @@ help_options() {
 	run unshare --pid --fork --mount-proc bash -c '
 		source "$1"
 		sleep 100 &
+		sleeper=$!
 		for w in -p --pid; do
 			COMP_WORDS=(stackcount "$w" "") COMP_CWORD=2
 			_stackcount
@@ -85,11 +86,12 @@ help_options() {
 		COMP_WORDS=(stacksnoop -p 2) COMP_CWORD=2
 		_stacksnoop
 		echo "2: ${COMPREPLY[*]}"
-		kill $!
-		wait
+		kill $sleeper
+		wait $sleeper
 		COMP_WORDS=(stackcount -p "") COMP_CWORD=2
 		_stackcount
 		echo "after kill: ${COMPREPLY[*]}"' bash "$COMPLETION"
+	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(printf '%s\n' '-p: 1 2' '--pid: 1 2' '2: 2' 'after kill: 1')" ]
 }
