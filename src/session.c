@@ -17,6 +17,7 @@
 #include "sideband.h"
 #include "symbolize.h"
 #include "untrusted.h"
+#include "version.h"
 #include "../compat/semaphore.h"
 #include "vec.h"
 
@@ -133,6 +134,10 @@ int session_option(struct session_opts *o, int c, const char *arg)
 	case OPT_DEBUG: o->debug = true; return 0;
 	case OPT_NO_DEMANGLE: o->no_demangle = true; return 0;
 	case OPT_FEATURES: o->kernel_features = true; return 0;
+	case OPT_VERSION:
+		/* as -h does: nothing else on the line matters */
+		printf("%s (stackwalk) %s\n", t, STACKWALK_VERSION);
+		exit(0);
 	case OPT_WALKER:
 		if (walkers_parse(arg, &o->walker))
 			return session_die(t, "unknown walker '%s'; use auto, "
