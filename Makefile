@@ -144,11 +144,11 @@ define install_tree
 	$(INSTALL) -d $(1)/sbin $(1)/share/man/man8 $(1)/$(COMPLETIONS)
 	$(INSTALL) -m 0755 $(BUILD)/stackcount $(BUILD)/stacksnoop $(1)/sbin
 	$(INSTALL) -m 0644 $(MAN_PAGES) $(1)/share/man/man8
-	$(INSTALL) -m 0644 completion/stackwalk.bash $(1)/$(COMPLETIONS)/stackcount
+	$(INSTALL) -m 0644 src/completion.bash $(1)/$(COMPLETIONS)/stackcount
 	ln -sfn stackcount $(1)/$(COMPLETIONS)/stacksnoop
 endef
 
-install: $(BUILD)/stackcount $(BUILD)/stacksnoop $(MAN_PAGES) completion/stackwalk.bash
+install: $(BUILD)/stackcount $(BUILD)/stacksnoop $(MAN_PAGES) src/completion.bash
 	$(call install_tree,$(DESTDIR)$(PREFIX))
 
 uninstall:
@@ -163,7 +163,7 @@ DEB            := $(BUILD)/stackwalk_$(VERSION)_$(DEB_ARCH).deb
 DEB_ROOT       := $(BUILD)/deb
 DEB_MAINTAINER ?= The stackwalk authors <maintainers@users.noreply.a-seed-85d4642b.example>
 deb: $(DEB)
-$(DEB): $(BUILD)/stackcount $(BUILD)/stacksnoop $(MAN_PAGES) completion/stackwalk.bash \
+$(DEB): $(BUILD)/stackcount $(BUILD)/stacksnoop $(MAN_PAGES) src/completion.bash \
 		gen/deb.sh LICENSE Makefile
 	rm -rf $(DEB_ROOT)
 	$(call install_tree,$(DEB_ROOT)/usr)

@@ -4,10 +4,10 @@
 
 load helpers
 
-COMPLETION=$TOP/completion/stackwalk.bash
+COMPLETION=$TOP/src/completion.bash
 
 setup() {
-	# shellcheck source=../completion/stackwalk.bash
+	# shellcheck source=../src/completion.bash
 	source "$COMPLETION"
 	cd "$BATS_TEST_TMPDIR"
 }

@@ -100,7 +100,7 @@ EOF
 	done
 
 	# bash-completion's loader finds each tool's completion by its name
-	cmp /usr/share/bash-completion/completions/stackcount "$TOP/completion/stackwalk.bash"
+	cmp /usr/share/bash-completion/completions/stackcount "$TOP/src/completion.bash"
 	[ "$(readlink -f /usr/share/bash-completion/completions/stacksnoop)" = \
 		/usr/share/bash-completion/completions/stackcount ]
 	run bash -c 'source /usr/share/bash-completion/completions/stacksnoop
