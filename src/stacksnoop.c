@@ -28,7 +28,7 @@ static const char usage[] =
 "                  [-D DURATION] [-r] [--walker {auto,fp,stackmap,getstack}]\n"
 "                  [--explain] [--perf-buffer-pages PAGES]\n"
 "                  [--stack-storage-size SIZE] [--legacy[=VERSION]]\n"
-"                  [--debug] [--kernel-features] [--version]\n"
+"                  [--debug] [--kernel-features] [--no-demangle] [--version]\n"
 "                  function [-- COMMAND [ARG ...]]\n";
 
 static const char help[] =
