@@ -434,6 +434,17 @@ static int plan(struct session *s)
 	return 0;
 }
 
+/*
+ * The initial PID namespace's inode is fixed (PROC_PID_INIT_INO, 3.8+):
+ * any other is a child, whose process ids BPF does not see.
+ */
+static bool in_child_pidns(void)
+{
+	struct stat st;
+
+	return !stat("/proc/self/ns/pid", &st) && st.st_ino != 0xeffffffcu;
+}
+
 /* The kernel's table, then the walker auto picks in general, and why. */
 static void print_features(struct session *s)
 {
@@ -683,6 +694,10 @@ int session_start(struct session *s)
 	if (!s->f.bpf)
 		return die(s, "this kernel refuses BPF programs; run as root on "
 			   "a kernel with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS");
+	if (in_child_pidns())
+		return die(s, "this is a PID namespace of its own, and BPF sees "
+			   "the host's process ids, which do not name processes "
+			   "here; run it in the host's (e.g. nsenter -t 1 -p -m)");
 	/* probing changed nothing; tracing may: no tracefs is no error here */
 	sw_features_prepare(&s->f);
 	if ((s->o.legacy || !s->f.pmu_kprobe) && s->f.tracefs[0])
