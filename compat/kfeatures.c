@@ -155,34 +155,23 @@ static void read_config(struct sw_features *f)
 /*
  * What kallsyms gives away: the syscall fast path's entry code (4.14.5:
  * entry_SYSCALL_64_fastpath; 4.1: system_call_fastpath), and, without a
- * config, ORC's lookup code.
+ * config, ORC's lookup code.  The caller reads kallsyms, once for all.
  */
-static void scan_kallsyms(struct sw_features *f, bool orc_unknown)
+static void scan_kallsyms(struct sw_features *f, bool orc_unknown,
+			  sw_has_ksym_fn has, void *ctx)
 {
-	char line[512];
-	FILE *k = fopen("/proc/kallsyms", "r");
+	static const char *const orc[] = { "__orc_find", "orc_find" };
 
-	if (!k)
-		return;
-	while (fgets(line, sizeof(line), k)) {
-		const char *name = strrchr(line, ' ');
-
-		if (!name)
+	f->syscall_fastpath = has(ctx, "entry_SYSCALL_64_fastpath") ||
+			      has(ctx, "system_call_fastpath");
+	for (size_t i = 0; orc_unknown && i < 2; i++) {
+		if (!has(ctx, orc[i]))
 			continue;
-		name++;
-		if (!strcmp(name, "entry_SYSCALL_64_fastpath\n") ||
-		    !strcmp(name, "system_call_fastpath\n"))
-			f->syscall_fastpath = true;
-		if (orc_unknown && (!strncmp(name, "orc_find", 8) ||
-				    !strncmp(name, "__orc_find", 10))) {
-			f->unwinder = SW_UNWINDER_ORC;
-			snprintf(f->unwinder_why, sizeof(f->unwinder_why),
-				 "ORC lookup code (%.*s) in kallsyms",
-				 (int)strcspn(name, "\n"), name);
-			orc_unknown = false;
-		}
+		f->unwinder = SW_UNWINDER_ORC;
+		snprintf(f->unwinder_why, sizeof(f->unwinder_why),
+			 "ORC lookup code (%s) in kallsyms", orc[i]);
+		orc_unknown = false;
 	}
-	fclose(k);
 	if (f->unwinder == SW_UNWINDER_UNKNOWN)
 		snprintf(f->unwinder_why, sizeof(f->unwinder_why),
 			 "no kernel config to tell (/proc/config.gz, /boot/config-%s)",
@@ -257,7 +246,8 @@ int sw_features_prepare(struct sw_features *f)
 	return err;
 }
 
-int sw_features_probe(struct sw_features *f, __u32 legacy)
+int sw_features_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
+		      void *ctx)
 {
 	struct rlimit lim;
 	int err, v;
@@ -314,8 +304,9 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 	f->jit = !read_int("/proc/sys/net/core/bpf_jit_enable", &v) && v > 0;
 	read_config(f);
 	/* a long read: only where the answer can matter */
-	if (f->version < SW_KVERSION(4, 16, 0) || f->unwinder == SW_UNWINDER_UNKNOWN)
-		scan_kallsyms(f, f->unwinder == SW_UNWINDER_UNKNOWN);
+	if (has && (f->version < SW_KVERSION(4, 16, 0) ||
+		    f->unwinder == SW_UNWINDER_UNKNOWN))
+		scan_kallsyms(f, f->unwinder == SW_UNWINDER_UNKNOWN, has, ctx);
 	if (legacy)
 		mask_to(f, legacy);
 	return 0;

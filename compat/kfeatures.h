@@ -61,11 +61,15 @@ struct sw_features {
 	char tracefs[PATH_MAX];	/* "" until sw_tracefs() mounts or finds it */
 };
 
+/* Whether the kernel has a text symbol of that name (kallsyms). */
+typedef bool (*sw_has_ksym_fn)(void *ctx, const char *name);
 /*
  * What the kernel offers, read without changing anything: tracefs only
- * if mounted, RLIMIT_MEMLOCK as it is.
+ * if mounted, RLIMIT_MEMLOCK as it is; has (or NULL) answers what only
+ * kallsyms tells, on kernels before 4.16 or with no config.
  */
-int sw_features_probe(struct sw_features *f, __u32 legacy);
+int sw_features_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
+		      void *ctx);
 /*
  * When tracing starts: raise RLIMIT_MEMLOCK, mount tracefs (or debugfs)
  * if it is not, and see what that shows.  -ENOENT if no tracefs.

@@ -333,6 +333,16 @@ const struct ksym *ksyms__find(struct ksyms *ks, uint64_t addr)
 	return k && addr < k->end ? k : NULL;
 }
 
+int ksyms__each(const struct ksyms *ks,
+		int (*fn)(void *ctx, uint64_t addr, const char *name), void *ctx)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < ks->nr && !r; i++)
+		r = fn(ctx, ks->v[i].addr, ks->names + ks->v[i].name);
+	return r;
+}
+
 const struct ksym *ksyms__get(struct ksyms *ks, const char *name)
 {
 	size_t found = ks->nr;

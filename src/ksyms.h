@@ -37,6 +37,13 @@ void ksyms__free(struct ksyms *ks);
 /* The symbol whose [addr, end) holds addr, or NULL. */
 const struct ksym *ksyms__find(struct ksyms *ks, uint64_t addr);
 
+/*
+ * fn for each symbol by address, aliases at one address in rank order
+ * (see ksyms.c); stops at fn's first nonzero return, and returns it.
+ */
+int ksyms__each(const struct ksyms *ks,
+		int (*fn)(void *ctx, uint64_t addr, const char *name), void *ctx);
+
 /* A symbol named exactly name (core kernel first), or NULL. */
 const struct ksym *ksyms__get(struct ksyms *ks, const char *name);
 

@@ -9,11 +9,12 @@
 #include <unistd.h>
 #include <gelf.h>
 #include "probe.h"
+#include "ksyms.h"
+#include "vec.h"
 #include "elf_file.h"
 #include "libpath.h"
 #include "untrusted.h"
 #include "usdt.h"
-#include "vec.h"
 
 static int fail(char *err, size_t len, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -229,61 +230,52 @@ static char **traceable(const char *tracefs, size_t *n)
 
 struct ksym_name {
 	unsigned long long addr;
-	char *name;
+	const char *name;	/* in the struct ksyms */
 	bool traceable;
 };
 
-static int cmp_addr(const void *a, const void *b)
+struct functions {
+	struct ksym_name *v;
+	size_t n, cap;
+	char **ok;		/* available_filter_functions, sorted; NULL: all */
+	size_t nok;
+};
+
+static int add_function(void *ctx, uint64_t addr, const char *name)
 {
-	const struct ksym_name *x = a, *y = b;
+	struct functions *fs = ctx;
+	const char *key = name;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* Text symbols of the core kernel and modules, sorted by address. */
-static struct ksym_name *kernel_functions(char **ok, size_t nok, size_t *n)
-{
-	struct ksym_name *v = NULL;
-	char line[512], name[256], type;
-	unsigned long long addr;
-	size_t cap = 0;
-	FILE *in = fopen("/proc/kallsyms", "r");
-
-	*n = 0;
-	while (in && fgets(line, sizeof(line), in)) {
-		char *key = name;
-
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 ||
-		    (type != 't' && type != 'T') ||
-		    /* padding and CFI stubs before functions (6.x) */
-		    !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6))
-			continue;
-		if (VEC_GROW(v, *n, cap, 65536))
-			break;
-		v[*n].addr = addr;
-		v[*n].traceable = !ok || bsearch(&key, ok, nok, sizeof(*ok), cmp_str);
-		if (!(v[*n].name = strdup(name)))
-			break;
-		(*n)++;
-	}
-	if (in)
-		fclose(in);
-	qsort(v, *n, sizeof(*v), cmp_addr);
-	return v;
+	/* padding and CFI stubs before functions (6.x) */
+	if (!strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6))
+		return 0;
+	if (VEC_GROW(fs->v, fs->n, fs->cap, 65536))
+		return -ENOMEM;
+	fs->v[fs->n].addr = addr;
+	fs->v[fs->n].name = name;
+	fs->v[fs->n].traceable = !fs->ok ||
+		bsearch(&key, fs->ok, fs->nok, sizeof(*fs->ok), cmp_str);
+	fs->n++;
+	return 0;
 }
 
 static int resolve_kprobes(const struct sw_pattern *p,
-			   const struct sw_features *f, struct sw_targets *t,
-			   char *err, size_t errlen)
+			   const struct sw_features *f, struct ksyms *kallsyms,
+			   struct sw_targets *t, char *err, size_t errlen)
 {
+	struct functions fs = {};
 	struct ksym_name *ks;
-	size_t nok, nks, i, j;
-	char **ok;
+	size_t nks, i, j;
 	int e = 0;
 
-	ok = traceable(f->tracefs, &nok);
-	ks = kernel_functions(ok, nok, &nks);
-	if (!nks)
+	fs.ok = traceable(f->tracefs, &fs.nok);
+	if (kallsyms)
+		e = ksyms__each(kallsyms, add_function, &fs);
+	ks = fs.v;
+	nks = fs.n;
+	if (e)
+		e = oom(err, errlen, "listing the kernel functions matching", p->name);
+	else if (!nks)
 		e = fail(err, errlen, -ENOENT, "cannot list kernel functions: "
 			 "/proc/kallsyms is unreadable or hides addresses");
 	/* aliases share an address: one probe, under the first name matched */
@@ -306,12 +298,10 @@ static int resolve_kprobes(const struct sw_pattern *p,
 		}
 		tg->spec.kind = SW_PROBE_KPROBE;
 	}
-	for (i = 0; i < nks; i++)
-		free(ks[i].name);
 	free(ks);
-	for (i = 0; i < nok; i++)
-		free(ok[i]);
-	free(ok);
+	for (i = 0; i < fs.nok; i++)
+		free(fs.ok[i]);
+	free(fs.ok);
 	if (e)
 		return e;
 	t->matched = t->n;
@@ -610,8 +600,9 @@ int sw_pattern_check(const struct sw_pattern *p, const struct sw_features *f,
 }
 
 int sw_targets_resolve(const struct sw_pattern *p,
-		       const struct sw_features *f, pid_t pid,
-		       struct sw_targets *out, char *err, size_t errlen)
+		       const struct sw_features *f, struct ksyms *kallsyms,
+		       pid_t pid, struct sw_targets *out, char *err,
+		       size_t errlen)
 {
 	int e;
 
@@ -622,7 +613,7 @@ int sw_targets_resolve(const struct sw_pattern *p,
 		return e;
 	switch (p->type) {
 	case SW_PAT_KPROBE:
-		e = resolve_kprobes(p, f, out, err, errlen);
+		e = resolve_kprobes(p, f, kallsyms, out, err, errlen);
 		break;
 	case SW_PAT_TRACEPOINT:
 		e = resolve_tracepoints(p, f, out, err, errlen);

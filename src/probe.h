@@ -85,9 +85,12 @@ int sw_pattern_parse(const char *s, bool regex, struct sw_pattern *p,
 /* Whether this kernel can run BPF on the pattern's kind of probe. */
 int sw_pattern_check(const struct sw_pattern *p, const struct sw_features *f,
 		     char *err, size_t errlen);
+struct ksyms;
+/* kallsyms: the kernel's symbols, for kernel functions (else unused) */
 int sw_targets_resolve(const struct sw_pattern *p,
-		       const struct sw_features *f, pid_t pid,
-		       struct sw_targets *out, char *err, size_t errlen);
+		       const struct sw_features *f, struct ksyms *kallsyms,
+		       pid_t pid, struct sw_targets *out, char *err,
+		       size_t errlen);
 void sw_pattern_free(struct sw_pattern *p);
 void sw_targets_free(struct sw_targets *t);
 

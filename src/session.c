@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "session.h"
+#include "ksyms.h"
 #include "procs.h"
 #include "sideband.h"
 #include "symbolize.h"
@@ -348,6 +349,8 @@ static __u64 map_limit(void)
 	return kb * 1024 / 4;
 }
 
+static struct ksyms *kernel_symbols(void *ctx);
+
 static bool is_kernel_probe(const struct sw_pattern *p)
 {
 	return p->type == SW_PAT_KPROBE || p->type == SW_PAT_TRACEPOINT;
@@ -393,6 +396,8 @@ static int plan(struct session *s)
 	wo->follow = o->command != NULL;
 	wo->storage = o->storage;
 	wo->map_limit = map_limit();
+	wo->kernel_symbols = kernel_symbols;
+	wo->ksyms_ctx = s;
 	if (o->sink == SINK_EXPLAIN) {
 		/* one walk: where the event fired */
 		wo->kstack = kprobe;
@@ -494,7 +499,8 @@ static void prefetch(void *sym, uint32_t pid, const struct proc_map *m)
 	symbolizer__prefetch(sym, pid, m);
 }
 
-static int setup_symbols(struct session *s)
+/* The symbol sources, empty yet: kallsyms is read when first asked for. */
+static int open_symbols(struct session *s)
 {
 	int err = procs__new(&s->procs);
 
@@ -504,7 +510,30 @@ static int setup_symbols(struct session *s)
 		symbolizer__set_demangle(s->sym, false);
 	if (!err)
 		symbolizer__on_skip(s->sym, warn_skip, s);
-	if (err || !s->wo.ustack)
+	return err;
+}
+
+/* kallsyms, read once, for whoever asks: see symbolizer__kernel_symbols */
+static struct ksyms *kernel_symbols(void *ctx)
+{
+	struct session *s = ctx;
+	struct ksyms *ks;
+
+	return symbolizer__kernel_symbols(s->sym, &ks) ? NULL : ks;
+}
+
+static bool has_kernel_symbol(void *ctx, const char *name)
+{
+	struct ksyms *ks = kernel_symbols(ctx);
+
+	return ks && ksyms__get(ks, name);
+}
+
+static int setup_symbols(struct session *s)
+{
+	int err = 0;
+
+	if (!s->wo.ustack)
 		return err;
 	/* what is not traced need not be named: -p's process, COMMAND's tree */
 	if (s->o.pid)
@@ -682,7 +711,9 @@ int session_start(struct session *s)
 	char err[512] = "";
 	int e;
 
-	e = sw_features_probe(&s->f, s->o.legacy);
+	if (open_symbols(s))
+		return die(s, "out of memory");
+	e = sw_features_probe(&s->f, s->o.legacy, has_kernel_symbol, s);
 	if (e)
 		return die(s, "cannot tell what this kernel offers: %s", strerror(-e));
 	if (s->o.small_keys)
@@ -717,7 +748,9 @@ int session_start(struct session *s)
 			s->o.tool, s->o.pid, tgid, tgid);
 		s->o.pid = s->wo.pid = tgid;
 	}
-	e = sw_targets_resolve(&s->pat, &s->f, s->o.pid, &s->targets, err, sizeof(err));
+	e = sw_targets_resolve(&s->pat, &s->f, s->pat.type == SW_PAT_KPROBE ?
+			       kernel_symbols(s) : NULL, s->o.pid, &s->targets,
+			       err, sizeof(err));
 	if (e)
 		return die(s, "%s", err) + s->targets.malformed;
 	if (needs_semaphores(&s->targets) && !s->o.pid && !s->o.command)

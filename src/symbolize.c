@@ -181,18 +181,27 @@ static int jit_name(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 	return 0;
 }
 
+int symbolizer__kernel_symbols(struct symbolizer *s, struct ksyms **out)
+{
+	wait_loader(s);
+	if (!s->ksyms && !s->ksyms_err)
+		s->ksyms_err = ksyms__new(&s->ksyms, NULL);
+	*out = s->ksyms;
+	return s->ksyms_err;
+}
+
 int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return,
 		       struct sym_result *r)
 {
 	const struct ksym *k;
+	struct ksyms *ks;
+	int err;
 
 	memset(r, 0, sizeof(*r));
-	wait_loader(s);
-	if (!s->ksyms && !s->ksyms_err)
-		s->ksyms_err = ksyms__new(&s->ksyms, NULL);
-	if (s->ksyms_err)
-		return s->ksyms_err;
-	k = ksyms__find(s->ksyms, is_return ? addr - 1 : addr);
+	err = symbolizer__kernel_symbols(s, &ks);
+	if (err)
+		return err;
+	k = ksyms__find(ks, is_return ? addr - 1 : addr);
 	if (!k)
 		return -ENOENT;
 	r->name = k->name;

@@ -39,6 +39,12 @@ int symbolizer__new(struct symbolizer **out, struct procs *procs);
 void symbolizer__free(struct symbolizer *s);
 /* Start reading kallsyms on a thread, to have it when kernel frames come. */
 void symbolizer__preload_kernel(struct symbolizer *s);
+/*
+ * The kernel's symbols, read once (now, if no preload has): the one copy
+ * that resolution, probe matching and kernel facts all use.
+ */
+struct ksyms;
+int symbolizer__kernel_symbols(struct symbolizer *s, struct ksyms **out);
 /* Open path now, to name any mapping of its inode (a probe's target). */
 int symbolizer__add_file(struct symbolizer *s, const char *path);
 /* Open now what only tgid can see (another mount namespace). */

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "walker_int.h"
 #include "calib.h"
+#include "ksyms.h"
 #include "tracepipe.h"
 #include "sources.h"
 #include "vec.h"
@@ -377,26 +378,15 @@ static int add_attachment(struct walker *w, int prog_fd,
 }
 
 /* The kernel function that creates tasks, by release. */
-static const char *fork_function(void)
+static const char *fork_function(const struct walker *w)
 {
 	static const char *const names[] = { "kernel_clone", "_do_fork", "do_fork" };
-	const char *found = NULL;
-	char line[512];
-	FILE *k = fopen("/proc/kallsyms", "r");
+	struct ksyms *ks = w->o.kernel_symbols(w->o.ksyms_ctx);
 
-	while (k && !found && fgets(line, sizeof(line), k)) {
-		char *name = strrchr(line, ' ');
-
-		if (!name)
-			continue;
-		name[1 + strcspn(name + 1, "\n")] = 0;
-		for (size_t i = 0; i < 3; i++)
-			if (!strcmp(name + 1, names[i]))
-				found = names[i];
-	}
-	if (k)
-		fclose(k);
-	return found;
+	for (size_t i = 0; ks && i < 3; i++)
+		if (ksyms__get(ks, names[i]))
+			return names[i];
+	return NULL;
 }
 
 static int attach_follow(struct walker *w)
@@ -414,7 +404,7 @@ static int attach_follow(struct walker *w)
 		s.event = "sched_process_exit";
 		return add_attachment(w, bpf_program__fd(w->exit_tp), &s);
 	}
-	s.func = fork_function();
+	s.func = fork_function(w);
 	if (!s.func)
 		return -ENOENT;
 	s.kind = SW_PROBE_KRETPROBE;

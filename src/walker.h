@@ -33,6 +33,9 @@ struct walker_opts {
 	__u32 storage;		/* max unique stacks (and stack map size) */
 	/* bytes the maps storage sizes may grow to at most; 0: no bound */
 	__u64 map_limit;
+	/* the kernel's symbols, read once by the caller; NULL: unreadable */
+	struct ksyms *(*kernel_symbols)(void *ctx);
+	void *ksyms_ctx;
 };
 
 /* A counted stack, whatever walker produced it. */
@@ -65,6 +68,7 @@ struct sw_stacks {
 };
 
 struct walker;
+struct ksyms;
 
 /* Whether the threads a process starts can be followed from the kernel. */
 bool walker_can_follow(const struct sw_features *f);

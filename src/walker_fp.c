@@ -160,17 +160,13 @@ static void fp_choose(struct walker *w)
 static int find_root(struct walker *w)
 {
 	static const char *const names[] = { "ret_from_fork_asm", "ret_from_fork" };
+	struct ksyms *ks = w->o.kernel_symbols(w->o.ksyms_ctx);
 	const struct ksym *k = NULL;
-	struct ksyms *ks;
-	int err = ksyms__new(&ks, NULL);
 
-	if (err)
-		return err;
-	for (size_t i = 0; i < 2 && !k; i++)
+	for (size_t i = 0; ks && i < 2 && !k; i++)
 		k = ksyms__get(ks, names[i]);
 	if (k)
 		w->root = (k->end - k->addr) << 32 | (__u32)k->addr;
-	ksyms__free(ks);
 	return k ? 0 : -ENOENT;
 }
 

@@ -319,9 +319,10 @@ cut_lib() {
 # The symbol layer built with UBSan, aborting at the first report.
 @test "F16: an empty perf map is no undefined behaviour" {
 	local srcs=() f
-	for f in elf_file debuginfo demangle perfmap usdt ksyms procs sideband \
-		symbolize libpath untrusted; do
-		[ -f "$TOP/src/$f.c" ] && srcs+=("$TOP/src/$f.c")
+	# the symbol layer's sources, as the unit tests' build lists them
+	for f in $(sed -n '/^SYMS_SRCS/,/[^\\]$/p' "$TOP/tests/unit/unit.mk" |
+		   grep -o 'src/[a-z_]*\.c'); do
+		srcs+=("$TOP/$f")
 	done
 	cat > "$BATS_TEST_TMPDIR/empty_map.c" <<'EOF'
 #include <stdint.h>
