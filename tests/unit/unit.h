@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <sys/types.h>
 
-static int passed, failed;
+static int passed __attribute__((unused)), failed __attribute__((unused));
 
 #define CHECK(cond, ...)                                                   \
 	do {                                                               \
