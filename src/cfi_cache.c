@@ -248,9 +248,21 @@ static int add_bin(struct cfi_cache *c, const struct proc_map *m,
 	return add_ino(c, m, i) ? -ENOMEM : i;
 }
 
+/* Whether bin b holds exactly t: rows, base and segments. */
+static bool same_table(const struct cfi_cache *c, const struct bin *b,
+		       const struct cfi_table *t)
+{
+	return !b->err && b->count == t->nr_rows && b->base == t->base &&
+	       b->nr_segs == t->nr_segs &&
+	       !memcmp(b->segs, t->segs, t->nr_segs * sizeof(*t->segs)) &&
+	       !memcmp(c->rows + b->first, t->rows, t->nr_rows * sizeof(*t->rows));
+}
+
 /*
- * The bin of an ELF file already open: an existing one with its build-id,
- * else a new one with its table.
+ * The bin of an ELF file already open.  A build-id is anyone's to write:
+ * a file claiming libc's must not lend its rows to libc.  So the table is
+ * built, and shared with the bin of the same build-id only if it is the
+ * same; else it gets a bin of its own, found by its inode alone.
  */
 static int bin_of(struct cfi_cache *c, const struct proc_map *m,
 		  struct elf_file *ef, const char *path, const uint8_t *id,
@@ -260,12 +272,13 @@ static int bin_of(struct cfi_cache *c, const struct proc_map *m,
 	struct cfi_table *t = NULL;
 	int i = find_id(c, id, idn), err;
 
-	if (i >= 0)
-		return add_ino(c, m, i) ? -ENOMEM : i;
 	err = cfi_table__from_elf(&t, ef, path, &sk);
 	if (sk.why && c->on_skip)
 		c->on_skip(c->on_skip_ctx, sk.what, sk.why);
-	i = add_bin(c, m, id, idn, t, err);
+	if (i >= 0 && t && same_table(c, &c->bins[i], t))
+		i = add_ino(c, m, i) ? -ENOMEM : i;
+	else
+		i = add_bin(c, m, i < 0 ? id : NULL, i < 0 ? idn : 0, t, err);
 	cfi_table__free(t);
 	return i;
 }

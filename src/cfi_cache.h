@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
  * Every binary's unwind table once, in one row store laid out as the BPF
- * map "cfi_rows" will hold it (bpf/cfi.h).  A binary is known by its
- * build-id, or by (device, inode) when it has none, so that two processes
- * mapping libc, even through different paths or mount namespaces, share
- * one table.  The vDSO is read from the process that maps it.
+ * map "cfi_rows" will hold it (bpf/cfi.h).  A file is known by (device,
+ * inode), so that processes mapping libc, by any path or from any mount
+ * namespace, share one table without opening it again.  Another file with
+ * the same build-id (libc in a container) shares it too, once its own
+ * table has been built and found the same: a build-id can be forged.
+ * The vDSO is read from the process that maps it, and shared the same way.
  *
  * The store holds at most max_rows rows: a table that does not fit is
  * refused with -ENOSPC and counted, never cut short.

@@ -136,6 +136,8 @@ int main(void)
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <gelf.h>
@@ -1178,6 +1180,95 @@ out:
 	reap(pid[1], in[1]);
 }
 
+/* A copy of src at dst, with patch (when not NULL) over every find. */
+static bool copy_patched(const char *src, const char *dst, const char *find,
+			 const char *patch, size_t n)
+{
+	FILE *f = fopen(src, "re");
+	char *buf = malloc(1 << 24), *at;
+	size_t len = f && buf ? fread(buf, 1, 1 << 24, f) : 0;
+	bool ok = len > 0;
+
+	if (f)
+		fclose(f);
+	if (ok && patch) {
+		ok = false;
+		for (at = buf; (at = memmem(at, len - (at - buf), find, n)); at += n) {
+			memcpy(at, patch, n);
+			ok = true;
+		}
+	}
+	f = ok ? fopen(dst, "we") : NULL;
+	ok = f && fwrite(buf, 1, len, f) == len;
+	if (f)
+		ok &= !fclose(f);
+	free(buf);
+	return ok;
+}
+
+/* A mapping of path's code (at file offset pgoff) made up at start. */
+static int map_file(struct cfi_cache *c, const char *path, uint64_t pgoff,
+		    uint64_t start, struct sw_cfi_map *e)
+{
+	struct stat st;
+	struct proc_map m = { .start = start, .end = start + (1 << 20),
+			      .pgoff = pgoff, .path = path, .exec = true };
+
+	if (stat(path, &st))
+		return -errno;
+	m.ino = st.st_ino;
+	m.maj = major(st.st_dev);
+	m.min = minor(st.st_dev);
+	return cfi_cache__map(c, getpid(), &m, e);
+}
+
+/*
+ * Two files with fx_cfi's build-id: an exact copy shares its table, one
+ * whose CIEs say another data alignment (so other rows) does not.
+ */
+static void test_forged_build_id(const char *dir)
+{
+	char fx[PATH_MAX + 64], same[] = "/tmp/test_cfi_same.XXXXXX",
+	     forged[] = "/tmp/test_cfi_forged.XXXXXX";
+	struct sw_cfi_map e0, e1, e2, again;
+	struct cfi_table *t;
+	struct cfi_stats st;
+	struct cfi_cache *c;
+	uint64_t pg = 0;
+	int fd;
+
+	snprintf(fx, sizeof(fx), "%s/fx_cfi", dir);
+	if ((fd = mkstemp(same)) >= 0)
+		close(fd);
+	if ((fd = mkstemp(forged)) >= 0)
+		close(fd);
+	/* "zR", code alignment 1, data alignment -8, return column 16 */
+	CHECK(copy_patched(fx, same, NULL, NULL, 0) &&
+	      copy_patched(fx, forged, "zR\0\x01\x78\x10", "zR\0\x01\x70\x10", 6),
+	      "copies of %s", fx);
+	t = table_of(fx, 0);
+	if (t && t->nr_segs)
+		pg = t->segs[0].offset & ~4095ULL;
+	cfi_table__free(t);
+	if (cfi_cache__new(&c, SW_CFI_ROWS_DEFAULT))
+		goto out;
+	CHECK(!map_file(c, fx, pg, 0x10000000, &e0) &&
+	      !map_file(c, same, pg, 0x20000000, &e1) &&
+	      !map_file(c, forged, pg, 0x30000000, &e2) &&
+	      !map_file(c, same, pg, 0x40000000, &again), "all four mapped");
+	cfi_cache__stats(c, &st);
+	CHECK(e1.first == e0.first && e1.count == e0.count &&
+	      again.first == e0.first, "the copy shares the table");
+	CHECK(e2.first == e0.first + e0.count && st.tables == 2 &&
+	      st.rows == (size_t)e0.count + e2.count, "the forged one has its "
+	      "own: %zu tables, %zu rows", st.tables, st.rows);
+	CHECK(e0.bias - 0x10000000 == e1.bias - 0x20000000, "the same bias");
+	cfi_cache__free(c);
+out:
+	unlink(same);
+	unlink(forged);
+}
+
 /* ------------------------------------------------------------ the words */
 
 static void test_words(void)
@@ -1222,6 +1313,7 @@ int main(int argc, char **argv)
 	test_system();
 	test_workloads(dir);
 	test_cache(dir, tmp);
+	test_forged_build_id(dir);
 	test_damage(dir);
 	unlink(tmp);
 
