@@ -27,8 +27,6 @@
 #define REG_RSP	7
 #define REG_RIP	16
 
-#define DW_EH_PE_omit	0xff
-
 /* DWARF expression opcodes the two recognised expressions are made of */
 #define OP_DEREF	0x06
 #define OP_AND		0x1a
