@@ -8,6 +8,7 @@
 #include "cfi.h"
 #include "debuginfo.h"
 #include "elf_file.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -219,23 +220,6 @@ struct build {
 	int err;		/* -ENOMEM, -E2BIG: the first one stays */
 };
 
-static bool grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return true;
-	while (ncap < need)
-		ncap *= 2;
-	q = realloc(*p, ncap * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = ncap;
-	return true;
-}
-
 /*
  * Rows before merging across FDEs: each FDE adds at most one row (its end)
  * to the final table, so more than twice what a table holds cannot fit.
@@ -248,7 +232,7 @@ static bool push_raw(struct build *b, uint64_t pc, const struct sw_cfi_row *r)
 		b->err = -E2BIG;
 		return false;
 	}
-	if (!grow((void **)&b->raw, &b->cap_raw, b->nr_raw + 1, sizeof(*b->raw))) {
+	if (VEC_GROW(b->raw, b->nr_raw, b->cap_raw, 4096)) {
 		b->err = -ENOMEM;
 		return false;
 	}
@@ -753,7 +737,7 @@ static int read_cies(const struct cfi_input *in, struct cies *cs)
 
 		if (is_cie_id(in, &rec, rec_id(in, &rec, &r)) && !r.bad &&
 		    cs->n < CFI_MAX_CIES) {
-			if (!grow((void **)&cs->v, &cs->cap, cs->n + 1, sizeof(*cs->v)))
+			if (VEC_GROW(cs->v, cs->n, cs->cap, 16))
 				return -ENOMEM;
 			c = &cs->v[cs->n++];
 			memset(c, 0, sizeof(*c));
@@ -847,8 +831,7 @@ static void parse_fde(struct build *b, const struct cfi_input *in,
 		emit(&o, loc, &s, c);
 	if (b->err)
 		return;
-	if (!grow((void **)&b->chunks, &b->cap_chunks, b->nr_chunks + 1,
-		  sizeof(*b->chunks))) {
+	if (VEC_GROW(b->chunks, b->nr_chunks, b->cap_chunks, 1024)) {
 		b->err = -ENOMEM;
 		return;
 	}
@@ -923,7 +906,7 @@ static bool push_out(struct build *b, struct raw **out, size_t *n, size_t *cap,
 {
 	if (b->err)
 		return false;
-	if (!grow((void **)out, cap, *n + 1, sizeof(**out))) {
+	if (vec_reserve(out, cap, *n, 1, sizeof(**out), 4096)) {
 		b->err = -ENOMEM;
 		return false;
 	}
@@ -947,7 +930,8 @@ static int assemble(struct build *b, struct cfi_table *t)
 	uint64_t covered = 0;
 	bool have = false;
 
-	qsort(b->chunks, b->nr_chunks, sizeof(*b->chunks), cmp_chunk);
+	if (b->nr_chunks)
+		qsort(b->chunks, b->nr_chunks, sizeof(*b->chunks), cmp_chunk);
 	drop_shadowed(b);
 	for (i = 0; i < b->nr_chunks && !b->err; i++) {
 		const struct chunk *c = &b->chunks[i];

@@ -2,8 +2,10 @@
 #include "cfi_cache.h"
 #include "cfi.h"
 #include "elf_file.h"
+#include "htab.h"
 #include "procs.h"
 #include "untrusted.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,9 +33,15 @@ struct bin {
 
 /* (device, inode) of a file mapped somewhere: several may name one bin. */
 struct ino_slot {
+	size_t bin1;		/* bin index + 1; 0: a free slot */
 	uint64_t ino;
 	uint32_t maj, min;
-	size_t bin1;		/* bin index + 1; 0: a free slot */
+};
+
+/* A bin by its build-id, whose hash the slot keeps for rehashing. */
+struct id_slot {
+	size_t bin1;
+	uint64_t hash;
 };
 
 struct cfi_cache {
@@ -41,13 +49,67 @@ struct cfi_cache {
 	size_t nr_rows, cap_rows, max_rows;
 	struct bin *bins;
 	size_t nr_bins, cap_bins;
-	/* open addressing, at most half full */
-	struct ino_slot *by_ino;
-	size_t *by_id;		/* bin index + 1 */
-	size_t cap_index, nr_ino;
+	struct htab by_ino;	/* of struct ino_slot */
+	struct htab by_id;	/* of struct id_slot */
 	size_t no_room_rows;
 	cfi_skip_fn on_skip;
 	void *on_skip_ctx;
+};
+
+static size_t hash_ino(uint32_t maj, uint32_t min, uint64_t ino)
+{
+	return (ino * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)maj << 20 | min);
+}
+
+static bool slot_used(const void *slot)
+{
+	return *(const size_t *)slot;	/* bin1, first in both */
+}
+
+static size_t ino_hash(const void *slot)
+{
+	const struct ino_slot *s = slot;
+
+	return hash_ino(s->maj, s->min, s->ino);
+}
+
+static bool same_ino(const void *slot, const void *key)
+{
+	const struct ino_slot *s = slot;
+	const struct proc_map *m = key;
+
+	return s->ino == m->ino && s->maj == m->maj && s->min == m->min;
+}
+
+static size_t id_hash(const void *slot)
+{
+	return ((const struct id_slot *)slot)->hash;
+}
+
+struct id_key {
+	const struct cfi_cache *c;
+	const uint8_t *id;
+	size_t n;
+	uint64_t hash;
+};
+
+static bool same_id(const void *slot, const void *key)
+{
+	const struct id_slot *s = slot;
+	const struct id_key *k = key;
+	const struct bin *b = &k->c->bins[s->bin1 - 1];
+
+	return s->hash == k->hash && b->idn == k->n && !memcmp(b->id, k->id, k->n);
+}
+
+static const struct htab_ops ino_ops = {
+	.size = sizeof(struct ino_slot), .min = 64, .hash = ino_hash,
+	.used = slot_used,
+};
+
+static const struct htab_ops id_ops = {
+	.size = sizeof(struct id_slot), .min = 64, .hash = id_hash,
+	.used = slot_used,
 };
 
 int cfi_cache__new(struct cfi_cache **out, uint32_t max_rows)
@@ -58,10 +120,8 @@ int cfi_cache__new(struct cfi_cache **out, uint32_t max_rows)
 	if (!c)
 		return -ENOMEM;
 	c->max_rows = max_rows;
-	c->cap_index = 64;
-	c->by_ino = calloc(c->cap_index, sizeof(*c->by_ino));
-	c->by_id = calloc(c->cap_index, sizeof(*c->by_id));
-	if (!c->by_ino || !c->by_id) {
+	if (htab_init(&c->by_ino, &ino_ops, ino_ops.min) ||
+	    htab_init(&c->by_id, &id_ops, id_ops.min)) {
 		cfi_cache__free(c);
 		return -ENOMEM;
 	}
@@ -77,8 +137,8 @@ void cfi_cache__free(struct cfi_cache *c)
 		free(c->bins[i].segs);
 	free(c->bins);
 	free(c->rows);
-	free(c->by_ino);
-	free(c->by_id);
+	free(c->by_ino.slots);
+	free(c->by_id.slots);
 	free(c);
 }
 
@@ -88,106 +148,41 @@ void cfi_cache__on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx)
 	c->on_skip_ctx = ctx;
 }
 
-static size_t hash_ino(uint32_t maj, uint32_t min, uint64_t ino)
+static struct id_slot *id_slot(struct cfi_cache *c, const uint8_t *id, size_t n)
 {
-	return (ino * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)maj << 20 | min);
+	struct id_key k = { c, id, n, htab_hash_bytes(id, n) };
+
+	return htab_find(&c->by_id, &id_ops, k.hash, same_id, &k);
 }
 
-static size_t hash_id(const uint8_t *id, size_t n)
+static struct ino_slot *ino_slot(struct cfi_cache *c, const struct proc_map *m)
 {
-	uint64_t h = 14695981039346656037ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ id[i]) * 1099511628211ull;
-	return h;
-}
-
-static struct ino_slot *ino_slot(struct ino_slot *tab, size_t cap, uint32_t maj,
-				 uint32_t min, uint64_t ino)
-{
-	size_t i = hash_ino(maj, min, ino) & (cap - 1);
-
-	while (tab[i].bin1 && !(tab[i].ino == ino && tab[i].maj == maj &&
-				tab[i].min == min))
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
-}
-
-static size_t *id_slot(const struct cfi_cache *c, size_t *tab, size_t cap,
-		       const uint8_t *id, size_t n)
-{
-	size_t i = hash_id(id, n) & (cap - 1);
-
-	while (tab[i]) {
-		const struct bin *b = &c->bins[tab[i] - 1];
-
-		if (b->idn == n && !memcmp(b->id, id, n))
-			break;
-		i = (i + 1) & (cap - 1);
-	}
-	return &tab[i];
-}
-
-/* Room for one more key of each kind, both tables at most half full. */
-static int grow_index(struct cfi_cache *c)
-{
-	size_t cap = c->cap_index * 2, i;
-	struct ino_slot *ino;
-	size_t *id;
-
-	if (2 * (c->nr_ino + 1) <= c->cap_index &&
-	    2 * (c->nr_bins + 1) <= c->cap_index)
-		return 0;
-	ino = calloc(cap, sizeof(*ino));
-	id = calloc(cap, sizeof(*id));
-	if (!ino || !id) {
-		free(ino);
-		free(id);
-		return -ENOMEM;
-	}
-	for (i = 0; i < c->cap_index; i++) {
-		const struct ino_slot *s = &c->by_ino[i];
-
-		if (s->bin1)
-			*ino_slot(ino, cap, s->maj, s->min, s->ino) = *s;
-		if (c->by_id[i]) {
-			const struct bin *b = &c->bins[c->by_id[i] - 1];
-
-			*id_slot(c, id, cap, b->id, b->idn) = c->by_id[i];
-		}
-	}
-	free(c->by_ino);
-	free(c->by_id);
-	c->by_ino = ino;
-	c->by_id = id;
-	c->cap_index = cap;
-	return 0;
+	return htab_find(&c->by_ino, &ino_ops, hash_ino(m->maj, m->min, m->ino),
+			 same_ino, m);
 }
 
 static int find_id(struct cfi_cache *c, const uint8_t *id, size_t n)
 {
-	size_t *s;
+	struct id_slot *s;
 
 	if (!n)
 		return -1;
-	s = id_slot(c, c->by_id, c->cap_index, id, n);
-	return *s ? (int)(*s - 1) : -1;
+	s = id_slot(c, id, n);
+	return s->bin1 ? (int)(s->bin1 - 1) : -1;
 }
 
 static int add_ino(struct cfi_cache *c, const struct proc_map *m, int bin)
 {
 	struct ino_slot *s;
-	int err;
 
 	if (!m || !m->ino)
 		return 0;
-	err = grow_index(c);
-	if (err)
-		return err;
-	s = ino_slot(c->by_ino, c->cap_index, m->maj, m->min, m->ino);
+	if (htab_reserve(&c->by_ino, &ino_ops))
+		return -ENOMEM;
+	s = ino_slot(c, m);
 	if (!s->bin1)
-		c->nr_ino++;
-	*s = (struct ino_slot){ m->ino, m->maj, m->min, (size_t)bin + 1 };
+		c->by_ino.nr++;
+	*s = (struct ino_slot){ (size_t)bin + 1, m->ino, m->maj, m->min };
 	return 0;
 }
 
@@ -199,20 +194,11 @@ static int add_bin(struct cfi_cache *c, const struct proc_map *m,
 		   const uint8_t *id, size_t idn, struct cfi_table *t, int err)
 {
 	struct bin *b;
-	void *p;
 	int i;
 
-	if (grow_index(c))
+	if (VEC_GROW(c->bins, c->nr_bins, c->cap_bins, 16) ||
+	    htab_reserve(&c->by_id, &id_ops))
 		return -ENOMEM;
-	if (c->nr_bins == c->cap_bins) {
-		size_t cap = c->cap_bins ? 2 * c->cap_bins : 16;
-
-		p = realloc(c->bins, cap * sizeof(*c->bins));
-		if (!p)
-			return -ENOMEM;
-		c->bins = p;
-		c->cap_bins = cap;
-	}
 	b = &c->bins[c->nr_bins];
 	memset(b, 0, sizeof(*b));
 	b->idn = idn <= BUILD_ID_MAX ? idn : 0;
@@ -222,17 +208,9 @@ static int add_bin(struct cfi_cache *c, const struct proc_map *m,
 		b->err = -ENOSPC;
 		c->no_room_rows += t->nr_rows;
 	} else if (t) {
-		if (c->nr_rows + t->nr_rows > c->cap_rows) {
-			size_t cap = c->cap_rows ? c->cap_rows : 4096;
-
-			while (cap < c->nr_rows + t->nr_rows)
-				cap *= 2;
-			p = realloc(c->rows, cap * sizeof(*c->rows));
-			if (!p)
-				return -ENOMEM;
-			c->rows = p;
-			c->cap_rows = cap;
-		}
+		if (vec_reserve(&c->rows, &c->cap_rows, c->nr_rows, t->nr_rows,
+				sizeof(*c->rows), 4096))
+			return -ENOMEM;
 		memcpy(c->rows + c->nr_rows, t->rows, t->nr_rows * sizeof(*t->rows));
 		b->first = c->nr_rows;
 		b->count = t->nr_rows;
@@ -243,8 +221,13 @@ static int add_bin(struct cfi_cache *c, const struct proc_map *m,
 		c->nr_rows += t->nr_rows;
 	}
 	i = (int)c->nr_bins++;
-	if (b->idn)
-		*id_slot(c, c->by_id, c->cap_index, b->id, b->idn) = i + 1;
+	if (b->idn) {
+		struct id_slot *s = id_slot(c, b->id, b->idn);
+
+		if (!s->bin1)
+			c->by_id.nr++;
+		*s = (struct id_slot){ (size_t)i + 1, htab_hash_bytes(b->id, b->idn) };
+	}
 	return add_ino(c, m, i) ? -ENOMEM : i;
 }
 
@@ -296,7 +279,7 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 	int i;
 
 	if (m->ino) {
-		s = ino_slot(c->by_ino, c->cap_index, m->maj, m->min, m->ino);
+		s = ino_slot(c, m);
 		if (s->bin1)
 			return (int)s->bin1 - 1;
 	}
@@ -345,7 +328,7 @@ static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 		free(mem);
 		return -EIO;
 	}
-	digest = hash_id(mem, len);
+	digest = htab_hash_bytes(mem, len);
 	if (elf_file__from_memory(&ef, mem, len))
 		return add_bin(c, NULL, (const uint8_t *)&digest, sizeof(digest),
 			       NULL, -ENOEXEC);
