@@ -56,10 +56,10 @@ SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o
 # workload; sdt.h for the USDT workloads and the symbol unit test's
 # fixtures; man-db to render the pages; xz for MiniDebugInfo fixtures;
 # clang's libFuzzer and sanitizer runtimes for make fuzz; lintian to check
-# the package.
+# the package; binutils' readelf and objcopy for the unwind table test.
 BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
               bpftool python3 gcc make
-TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian
+TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian binutils
 
 .PHONY: all deps test-deps demo test vmtest vmtest-deps bench install uninstall deb clean FORCE
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
@@ -183,7 +183,7 @@ include tests/fuzz/fuzz.mk
 
 TEST_DEPS := $(BUILD)/.test-deps $(DEB) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
              $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle \
-             $(FUZZ_BIN) $(FUZZ_SEEDS).done
+             $(FUZZ_BIN) $(FUZZ_SEEDS).done $(BUILD)/tests/test_cfi $(BUILD)/tests/cfi_dump
 
 test: $(TEST_DEPS) vmtest-deps
 	@tests/run.sh

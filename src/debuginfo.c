@@ -17,28 +17,35 @@ static const char *debug_dir(void)
 	return d && *d ? d : "/usr/lib/debug";
 }
 
-/*
- * The bytes of the section called name, or NULL when it has none in the
- * file: an SHT_NOBITS section has a size but no bytes (d_buf is NULL).
- */
-static Elf_Data *section_data(Elf *elf, const char *name)
+Elf_Scn *elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
-	Elf_Data *data;
 	size_t strndx;
-	GElf_Shdr sh;
 
 	if (elf_getshdrstrndx(elf, &strndx))
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *n;
 
-		if (!gelf_getshdr(scn, &sh))
+		if (!gelf_getshdr(scn, sh))
 			continue;
-		n = elf_strptr(elf, strndx, sh.sh_name);
+		n = elf_strptr(elf, strndx, sh->sh_name);
 		if (n && !strcmp(n, name))
-			break;
+			return scn;
 	}
+	return NULL;
+}
+
+/*
+ * The bytes of the section called name, or NULL when it has none in the
+ * file: an SHT_NOBITS section has a size but no bytes (d_buf is NULL).
+ */
+static Elf_Data *section_data(Elf *elf, const char *name)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf_section_named(elf, name, &sh);
+	Elf_Data *data;
+
 	if (!scn || sh.sh_type == SHT_NOBITS || !(data = elf_getdata(scn, NULL)) ||
 	    !data->d_buf || !data->d_size)
 		return NULL;

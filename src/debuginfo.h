@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <gelf.h>
 #include <libelf.h>
 
 #define DEBUGINFO_MAX 2
@@ -37,5 +38,8 @@ int debuginfo_find(struct debuginfo *d, const char *path, Elf *elf,
 		   const uint8_t *build_id, size_t build_id_size,
 		   struct untrusted_skip *sk);
 void debuginfo_free(struct debuginfo *d);
+
+/* The section called name, its header in *sh; NULL when there is none. */
+Elf_Scn *elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh);
 
 #endif

@@ -257,7 +257,7 @@ static int load_syms(struct elf_file *ef, const char *path,
 	err = add_tables(ef, ef->elf, &cap, &symtab);
 	if (err)
 		return err;
-	if (!symtab && !debuginfo_find(&ef->debug, path, ef->elf, ef->build_id,
+	if (!symtab && path && !debuginfo_find(&ef->debug, path, ef->elf, ef->build_id,
 				       ef->build_id_size, sk)) {
 		for (i = 0; i < DEBUGINFO_MAX && ef->debug.elf[i]; i++) {
 			err = add_tables(ef, ef->debug.elf[i], &cap, &debug_symtab);
@@ -352,11 +352,29 @@ static void find_build_id_in_sections(struct elf_file *ef)
 	}
 }
 
+/* Everything about ef->elf, once it is open; path: for its debug files. */
+static int load(struct elf_file *ef, const char *path, struct untrusted_skip *sk)
+{
+	GElf_Ehdr eh;
+	int err;
+
+	if (!gelf_getehdr(ef->elf, &eh))
+		return -ENOEXEC;
+	ef->type = eh.e_type;
+	ef->image = elf_rawfile(ef->elf, &ef->image_size);
+	if (!ef->image)
+		return -ENOEXEC;
+	err = load_phdrs(ef);
+	if (err)
+		return err;
+	find_build_id_in_sections(ef);
+	return load_syms(ef, path, sk);
+}
+
 int elf_file__open(struct elf_file **out, const char *path,
 		   struct untrusted_skip *sk)
 {
 	struct elf_file *ef;
-	GElf_Ehdr eh;
 	int err;
 
 	*out = NULL;
@@ -364,28 +382,37 @@ int elf_file__open(struct elf_file **out, const char *path,
 	if (!ef)
 		return -ENOMEM;
 	ef->elf = untrusted_elf(path, &ef->mem, &err, sk);
-	if (!ef->elf)
-		goto fail;
-	err = -ENOEXEC;
-	if (!gelf_getehdr(ef->elf, &eh))
-		goto fail;
-	ef->type = eh.e_type;
-	ef->image = elf_rawfile(ef->elf, &ef->image_size);
-	if (!ef->image)
-		goto fail;
-
-	err = load_phdrs(ef);
-	if (err)
-		goto fail;
-	find_build_id_in_sections(ef);
-	err = load_syms(ef, path, sk);
-	if (err)
-		goto fail;
+	if (ef->elf)
+		err = load(ef, path, sk);
+	if (err) {
+		elf_file__free(ef);
+		return err;
+	}
 	*out = ef;
 	return 0;
-fail:
-	elf_file__free(ef);
-	return err;
+}
+
+int elf_file__from_memory(struct elf_file **out, void *mem, size_t size)
+{
+	struct elf_file *ef = calloc(1, sizeof(*ef));
+	int err = -ENOEXEC;
+
+	*out = NULL;
+	if (!ef) {
+		free(mem);
+		return -ENOMEM;
+	}
+	ef->mem = mem;
+	if (elf_version(EV_CURRENT) != EV_NONE)
+		ef->elf = elf_memory(mem, size);
+	if (ef->elf && elf_kind(ef->elf) == ELF_K_ELF)
+		err = load(ef, NULL, NULL);
+	if (err) {
+		elf_file__free(ef);
+		return err;
+	}
+	*out = ef;
+	return 0;
 }
 
 int elf_file__new(struct elf_file **out, const char *path)

@@ -32,6 +32,12 @@ struct untrusted_skip;
 int elf_file__open(struct elf_file **out, const char *path,
 		   struct untrusted_skip *sk);
 int elf_file__new(struct elf_file **out, const char *path);
+/*
+ * An image already in memory (the vDSO, read from a process): mem, from
+ * malloc, is the elf_file's from now on, even on error.  No debug file is
+ * looked for.
+ */
+int elf_file__from_memory(struct elf_file **out, void *mem, size_t size);
 void elf_file__free(struct elf_file *ef);
 
 /* ET_EXEC, ET_DYN, ... (e_type). */

@@ -437,8 +437,7 @@ bool procs__alive(const struct procs *p, uint32_t pid)
 	return pr && !pr->dead;
 }
 
-/* "start-end perms offset maj:min inode   path"; false for no path. */
-static bool parse_maps_line(char *line, struct proc_map *m)
+bool procs_parse_maps_line(char *line, struct proc_map *m)
 {
 	char perms[8];
 	int n = 0;
@@ -493,7 +492,7 @@ int procs__load(struct procs *p, uint32_t pid)
 		return -ENOMEM;
 	}
 	while (!err && getline(&line, &len, f) > 0)
-		if (parse_maps_line(line, &m))
+		if (procs_parse_maps_line(line, &m))
 			err = add_map(p, pr, &m);
 	free(line);
 	fclose(f);

@@ -29,6 +29,12 @@ struct proc_map {
 	bool exec;
 };
 
+/*
+ * One line of /proc/PID/maps, "start-end perms offset maj:min inode path",
+ * into *m (m->path points into line); false for a line with no path.
+ */
+bool procs_parse_maps_line(char *line, struct proc_map *m);
+
 /* The process of a thread, while it lives; the thread itself after. */
 uint32_t procs_tgid_of(uint32_t tid);
 

@@ -5,6 +5,12 @@ $(BUILD)/tests/bench_symbols: tests/bench/bench_symbols.c $(SYMS_SRCS) $(SYMS_HD
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ tests/bench/bench_symbols.c $(SYMS_SRCS) $(SYMS_LIBS)
 
+# unwind tables: rows, bytes and build time per binary and per process
+$(BUILD)/tests/bench_cfi: tests/bench/bench_cfi.c tests/unit/unit.h $(SYMS_SRCS) $(SYMS_HDRS) \
+		$(CFI_SRCS) $(CFI_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ tests/bench/bench_cfi.c $(SYMS_SRCS) $(CFI_SRCS) $(SYMS_LIBS)
+
 .PHONY: bench-symbols
 bench-symbols: $(BUILD)/tests/bench_symbols
 	@$(BUILD)/tests/bench_symbols
@@ -39,5 +45,5 @@ $(BENCH_DIR)/.bpftrace:
 
 .PHONY: bench
 bench: $(BUILD)/stackcount $(BENCH_DIR)/spin $(BENCH_DIR)/measure $(BENCH_DIR)/floor $(WL_DIR)/spawner \
-		$(BENCH_DIR)/.bpftrace bench-symbols
+		$(BENCH_DIR)/.bpftrace bench-symbols $(BUILD)/tests/bench_cfi
 	@tests/bench/run.sh

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * A libFuzzer target for the readers of files that any local user controls
- * (src/untrusted.h): ELF files and their USDT notes, the debug files found
- * by build-id or .gnu_debuglink, MiniDebugInfo, perf maps.  `make fuzz`
+ * (src/untrusted.h): ELF files, their USDT notes and their CFI (unwind
+ * tables), the debug files found by build-id or .gnu_debuglink,
+ * MiniDebugInfo, perf maps.  `make fuzz`
  * builds and runs it; tests/fuzz.bats runs a fixed number of inputs.
  *
  * The first byte of an input says what the rest is:
@@ -30,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cfi.h"
 #include "elf_file.h"
 #include "perfmap.h"
 #include "untrusted.h"
@@ -131,6 +133,36 @@ static int visit(const struct elf_sym *s, void *ctx)
 	return 0;
 }
 
+/*
+ * Its unwind table: rows of known kinds, strictly rising, each found at
+ * its own address, a "none" row last; each in words.
+ */
+static void use_cfi(const struct elf_file *ef)
+{
+	struct cfi_table *t;
+	char buf[512];
+
+	if (cfi_table__from_elf(&t, ef, NULL, NULL))
+		return;
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		const struct sw_cfi_row *r = &t->rows[i];
+
+		if (r->kind >= SW_CFI_KIND_NR || (i && r->pc <= r[-1].pc) ||
+		    cfi_table__find(t, t->base + r->pc) != r) {
+			fprintf(stderr, "fuzz: unwind row %zu of %zu unsound\n", i,
+				t->nr_rows);
+			abort();
+		}
+		cfi_row_rule(r, buf, sizeof(buf));
+		cfi_row_explain(r, buf, sizeof(buf));
+	}
+	if (t->nr_rows && t->rows[t->nr_rows - 1].kind != SW_CFI_NONE) {
+		fprintf(stderr, "fuzz: the last unwind row is not \"none\"\n");
+		abort();
+	}
+	cfi_table__free(t);
+}
+
 /* What the tool asks of an ELF file it probes, or names frames in. */
 static void use_elf(const struct elf_file *ef)
 {
@@ -145,6 +177,7 @@ static void use_elf(const struct elf_file *ef)
 	elf_file__whole(ef, &size);
 	elf_file__read(ef, size / 2, buf, sizeof(buf));
 	elf_file__find_syms(ef, visit, &w);
+	use_cfi(ef);
 	if (usdt__probes(ef, &probes, &n))
 		return;
 	for (size_t i = 0; i < n; i++) {

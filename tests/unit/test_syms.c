@@ -145,19 +145,7 @@ int main(int argc, char **argv)
 #include "symbolize.h"
 #include "usdt.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (cond) {                                                \
-			passed++;                                          \
-		} else {                                                   \
-			failed++;                                          \
-			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			printf(__VA_ARGS__);                               \
-			printf("\n");                                      \
-		}                                                          \
-	} while (0)
+#include "unit.h"
 
 static bool streq(const char *a, const char *b)
 {
@@ -661,31 +649,15 @@ struct child {
 
 static int start_child(const char *path, struct child *c)
 {
-	int to[2], from[2];
 	FILE *f;
 	int n;
 
-	if (pipe(to) || pipe(from))
-		return -errno;
-	c->pid = fork();
+	c->pid = unit_spawn(path, &c->in, &f);
 	if (c->pid < 0)
-		return -errno;
-	if (!c->pid) {
-		dup2(to[0], 0);
-		dup2(from[1], 1);
-		close(to[1]);
-		close(from[0]);
-		execl(path, path, (char *)NULL);
-		_exit(127);
-	}
-	close(to[0]);
-	close(from[1]);
-	c->in = to[1];
-	f = fdopen(from[0], "r");
-	n = f ? fscanf(f, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64,
-		       &c->alpha, &c->zv, &c->asm_a, &c->asm_c) : 0;
-	if (f)
-		fclose(f);
+		return -EIO;
+	n = fscanf(f, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64,
+		   &c->alpha, &c->zv, &c->asm_a, &c->asm_c);
+	fclose(f);
 	return n == 4 ? 0 : -EIO;
 }
 

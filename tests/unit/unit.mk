@@ -12,7 +12,7 @@ SYMS_FX_FLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -rdynamic
 SYMS_SDT_H = $(firstword $(wildcard /usr/include/sys/sdt.h \
 		/usr/include/*/sys/sdt.h))
 
-$(BUILD)/tests/test_syms: tests/unit/test_syms.c $(SYMS_SRCS) $(SYMS_HDRS) \
+$(BUILD)/tests/test_syms: tests/unit/test_syms.c tests/unit/unit.h $(SYMS_SRCS) $(SYMS_HDRS) \
 		$(BUILD)/tests/fx_pie $(BUILD)/tests/fx_nopie
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isrc -o $@ tests/unit/test_syms.c $(SYMS_SRCS) \
@@ -42,3 +42,42 @@ $(BUILD)/tests/test_compat: tests/unit/test_compat.c compat/kversion.c compat/kf
 $(BUILD)/tests/test_demangle: tests/unit/test_demangle.c src/demangle.c src/demangle.h src/htab.c src/htab.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_demangle.c src/demangle.c src/htab.c -static -liberty
+
+# Unwind tables: build/tests/test_cfi compares every row with readelf's
+# frames-interp listing; build/tests/cfi_dump prints a binary's rows.
+CFI_SRCS := src/cfi.c src/cfi_cache.c
+CFI_HDRS := $(CFI_SRCS:.c=.h) bpf/cfi.h
+# the fixture's CFI is hand-written: what a compiler would not promise
+CFI_FX_FLAGS = -std=gnu11 -O1 -g -Wall -Wextra -Werror -DCFI_FIXTURE
+CFI_FIXTURES := $(BUILD)/tests/fx_cfi $(BUILD)/tests/fx_cfi_dbg $(BUILD)/tests/fx_cfi_dbg.stripped
+
+$(BUILD)/tests/test_cfi: tests/unit/test_cfi.c tests/unit/cfi_sigframe.c tests/unit/unit.h $(SYMS_SRCS) \
+		$(SYMS_HDRS) $(CFI_SRCS) $(CFI_HDRS) $(CFI_FIXTURES)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Isrc -o $@ tests/unit/test_cfi.c tests/unit/cfi_sigframe.c \
+		$(SYMS_SRCS) $(CFI_SRCS) $(SYMS_LIBS)
+
+$(BUILD)/tests/cfi_dump: tests/unit/cfi_dump.c $(SYMS_SRCS) $(SYMS_HDRS) $(CFI_SRCS) $(CFI_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Isrc -o $@ tests/unit/cfi_dump.c $(SYMS_SRCS) $(CFI_SRCS) \
+		$(SYMS_LIBS)
+
+$(BUILD)/tests/fx_cfi: tests/unit/test_cfi.c
+	@mkdir -p $(@D)
+	$(CC) $(CFI_FX_FLAGS) -o $@ $<
+
+# crt's code in .eh_frame, the fixture's own in .debug_frame
+$(BUILD)/tests/fx_cfi_dbg: tests/unit/test_cfi.c
+	@mkdir -p $(@D)
+	$(CC) $(CFI_FX_FLAGS) -DCFI_FIXTURE_DEBUG_FRAME -fno-asynchronous-unwind-tables \
+		-o $@ $<
+
+# stripped of both: only its debug file (compressed) has CFI
+$(BUILD)/tests/fx_cfi_dbg.stripped: $(BUILD)/tests/fx_cfi_dbg
+	objcopy --only-keep-debug --compress-debug-sections=zlib $< $(BUILD)/tests/fx_cfi_dbg.debug
+	objcopy --strip-debug --remove-section=.eh_frame --remove-section=.eh_frame_hdr \
+		--add-gnu-debuglink=$(BUILD)/tests/fx_cfi_dbg.debug $< $@
+
+.PHONY: test-cfi
+test-cfi: $(BUILD)/tests/test_cfi
+	$(BUILD)/tests/test_cfi

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * Unwind tables from CFI (.eh_frame, .debug_frame), x86_64: the contract
+ * between the frontend, which builds them (src/cfi.c, src/cfi_cache.c), and
+ * a BPF walker, which searches them.  Included by both sides.
+ *
+ * A row says how to step from a frame to its caller for every PC from its
+ * own to the next row's.  Each binary has one table, sorted by PC and
+ * shared by every process that maps the binary; all tables sit end to end
+ * in one array map.  Each process has a sorted list of its executable
+ * mappings, each naming its binary's rows.
+ *
+ * The maps (names and sizes as the frontend will create them):
+ *
+ *   "cfi_rows"  ARRAY, key __u32 index, value struct sw_cfi_row,
+ *               max_entries: the row budget (SW_CFI_ROWS_DEFAULT unless
+ *               an option says otherwise; a table that does not fit is
+ *               reported, never dropped silently).
+ *   "cfi_procs" HASH, key __u32 tgid, value struct sw_cfi_proc,
+ *               max_entries SW_CFI_PROCS_MAX.
+ *   "cfi_maps"  HASH, key struct sw_cfi_map_key, value struct sw_cfi_map,
+ *               max_entries SW_CFI_MAPS_MAX: entry (tgid, i) is the i-th
+ *               executable mapping of tgid by start address, i < nr.
+ *
+ * Why a hash keyed by (tgid, i) rather than an array inside one value:
+ * before 4.9 the verifier refuses a variable offset into a map value, but
+ * any kernel accepts a lookup whose key was built on the stack.
+ *
+ * How a walker finds the row for an address pc of process tgid, with no
+ * loop (4.x: unrolled, every step the same straight code; 5.3+: the same
+ * steps in a bounded loop):
+ *
+ *   1. the mapping: lo = 0, n = proc->nr; SW_CFI_MAP_STEPS times:
+ *        half = n >> 1; m = cfi_maps[(tgid, lo + half)];
+ *        if (!m) give up;                  (only a racing update)
+ *        lo += half & -(m->start <= pc);  n -= half;
+ *      then m = cfi_maps[(tgid, lo)], and pc must be in [m->start, m->end).
+ *   2. rel = pc - m->bias, minus 1 for every frame but the first and one
+ *      interrupted by a signal: a return address may be the first byte
+ *      past a call that ends a function.  rel >= 2^32: no row.
+ *   3. the row: base = m->first, n = m->count; SW_CFI_STEPS times:
+ *        half = n >> 1; r = cfi_rows[base + half];
+ *        base += half & -(r->pc <= rel);  n -= half;
+ *      then r = cfi_rows[base]; r->pc > rel (below the first row): no row.
+ *   Steps past n == 1 read the same row again and change nothing, so the
+ *   count of steps is fixed, not the table's size.  "a <= b" is taken
+ *   without a jump as ((b - a) >> 63) ^ 1 on 64-bit values below 2^32
+ *   (rows) or 2^63 (user addresses), so that no path forks and rejoins:
+ *   the 4.x verifier then walks each step once.
+ *
+ * Cost, for the 4.x budget (4096 instructions a program, no calls): a
+ * step is about 19 instructions (key on the stack, the lookup, the mask).
+ * Both searches unrolled as above came to 519 instructions with clang
+ * -mcpu=v1 (and 6.18's verifier took them), so with the rule applied a
+ * frame is ~600: 6 frames a program, the walk carried on by tail calls
+ * with its registers in a scratch map.
+ *
+ * Applying a row (sp, bp: the frame's %rsp and %rbp; cfa in bytes is
+ * 8 * r->cfa):
+ *   SW_CFI_RSP  CFA = sp + cfa
+ *   SW_CFI_RBP  CFA = bp + cfa (bp must be known: see SW_CFI_RBP_LOST)
+ *   SW_CFI_PLT  CFA = sp + cfa + ((pc & 15) >= r->rbp ? 8 : 0)
+ *               (pc itself, not rel: the entries are 16-byte aligned and
+ *               a mapping's bias is a multiple of the page size)
+ *   then: return address = *(CFA - 8); caller's sp = CFA; caller's bp:
+ *     r->rbp < 0: *(CFA + 8 * r->rbp); 0: unchanged; SW_CFI_RBP_LOST: not
+ *     known (the next frame cannot use it).  PLT rows leave bp unchanged.
+ *   SW_CFI_SIGNAL  a signal trampoline (__restore_rt): the interrupted
+ *     registers are in the ucontext at sp: pc = *(sp + SW_CFI_SIG_RIP),
+ *     sp = *(sp + SW_CFI_SIG_RSP), bp = *(sp + SW_CFI_SIG_RBP); the next
+ *     lookup uses pc itself (it was interrupted, not calling).
+ *   SW_CFI_END  the return address is undefined: the outermost frame
+ *     (_start, a thread's start); the walk is complete.
+ *   SW_CFI_NONE, SW_CFI_UNKNOWN, or no mapping or row: one frame-pointer
+ *     step (return address *(bp + 8), sp = bp + 16, bp = *bp) if bp is
+ *     known, else the walk ends in [unknown].
+ */
+#ifndef SW_CFI_H
+#define SW_CFI_H
+
+#include <linux/types.h>
+
+/* Row search steps: a table holds at most 2^SW_CFI_STEPS rows. */
+#define SW_CFI_STEPS		20
+#define SW_CFI_TABLE_MAX	(1u << SW_CFI_STEPS)
+/* 8 MiB of rows: a python3.11 process needs ~110,000 */
+#define SW_CFI_ROWS_DEFAULT	(1u << 20)
+
+/* Mapping search steps: a process has at most this many in the maps. */
+#define SW_CFI_MAP_STEPS	7
+#define SW_CFI_PROC_MAPS	(1u << SW_CFI_MAP_STEPS)
+#define SW_CFI_PROCS_MAX	4096
+#define SW_CFI_MAPS_MAX		65536
+
+enum sw_cfi_kind {
+	SW_CFI_NONE,		/* no CFI covers the PC */
+	SW_CFI_RSP,		/* CFA = %rsp + 8 * cfa */
+	SW_CFI_RBP,		/* CFA = %rbp + 8 * cfa */
+	SW_CFI_PLT,		/* a PLT entry: see above */
+	SW_CFI_SIGNAL,		/* a signal frame: registers in the ucontext */
+	SW_CFI_END,		/* the return address is undefined: outermost */
+	SW_CFI_UNKNOWN,		/* CFI that no row kind expresses */
+	SW_CFI_KIND_NR,
+};
+
+/* sw_cfi_row.rbp: the caller's %rbp can not be found */
+#define SW_CFI_RBP_LOST		1
+
+/*
+ * 8 bytes.  pc: offset of the row's first address from its table's base
+ * (an ELF virtual address, see sw_cfi_map.bias), so a binary's CFI may
+ * span at most 4 GiB.  cfa: in 8-byte units, so at most 512 KiB of
+ * frame; CFA offsets that are no multiple of 8 make the row
+ * SW_CFI_UNKNOWN.  rbp: where the caller's %rbp was saved, in 8-byte
+ * units from the CFA (-1 .. -128), 0 when %rbp is unchanged, or
+ * SW_CFI_RBP_LOST; in SW_CFI_PLT rows, the threshold T of the PLT's CFA
+ * expression instead (binutils: 11 for lazy PLT entries).
+ */
+struct sw_cfi_row {
+	__u32 pc;
+	__u16 cfa;
+	__u8 kind;
+	__s8 rbp;
+};
+
+/*
+ * Where the kernel saves the interrupted registers for a handler, read
+ * from the layout of struct rt_sigframe: at __restore_rt the handler's ret
+ * has popped pretcode, so %rsp points at its struct ucontext, whose
+ * uc_mcontext (a struct sigcontext) starts 40 bytes in (uc_flags, uc_link,
+ * a 24-byte stack_t), and holds r8-r15, rdi, rsi, rbp, rbx, rdx, rax, rcx,
+ * rsp, rip as 8-byte words in that order.  glibc's CFI for __restore_rt
+ * names the same offsets; tests/unit/test_cfi.c checks them against the
+ * kernel's headers.
+ */
+#define SW_CFI_SIG_RBP		120
+#define SW_CFI_SIG_RSP		160
+#define SW_CFI_SIG_RIP		168
+
+struct sw_cfi_proc {
+	__u32 nr;		/* mappings in cfi_maps: (tgid, 0 .. nr-1) */
+	__u32 pad;
+};
+
+struct sw_cfi_map_key {
+	__u32 tgid;
+	__u32 idx;
+};
+
+/* One executable mapping; a PC in [start, end) uses rows[first, +count). */
+struct sw_cfi_map {
+	__u64 start, end;
+	/* row pc = address - bias (the load bias plus the table's base) */
+	__u64 bias;
+	__u32 first, count;
+};
+
+#endif /* SW_CFI_H */

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+#include "cfi_cache.h"
+#include "cfi.h"
+#include "elf_file.h"
+#include "htab.h"
+#include "procs.h"
+#include "untrusted.h"
+#include "vec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+/* the vDSO is a page or two of code: more than this is not one */
+#define VDSO_MAX	(1u << 20)
+#define BUILD_ID_MAX	64
+
+/* One binary: its rows in the store, or why it has none. */
+struct bin {
+	uint8_t id[BUILD_ID_MAX];	/* build-id, or a digest of a vDSO without */
+	size_t idn;
+	int err;		/* 0, or why there is no table: not tried again */
+	uint32_t first, count;
+	uint64_t base;
+	struct cfi_seg *segs;
+	size_t nr_segs;
+};
+
+/* (device, inode) of a file mapped somewhere: several may name one bin. */
+struct ino_slot {
+	size_t bin1;		/* bin index + 1; 0: a free slot */
+	uint64_t ino;
+	uint32_t maj, min;
+};
+
+/* A bin by its build-id, whose hash the slot keeps for rehashing. */
+struct id_slot {
+	size_t bin1;
+	uint64_t hash;
+};
+
+struct cfi_cache {
+	struct sw_cfi_row *rows;
+	size_t nr_rows, cap_rows, max_rows;
+	struct bin *bins;
+	size_t nr_bins, cap_bins;
+	struct htab by_ino;	/* of struct ino_slot */
+	struct htab by_id;	/* of struct id_slot */
+	size_t no_room_rows;
+	cfi_skip_fn on_skip;
+	void *on_skip_ctx;
+};
+
+static size_t hash_ino(uint32_t maj, uint32_t min, uint64_t ino)
+{
+	return (ino * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)maj << 20 | min);
+}
+
+static bool slot_used(const void *slot)
+{
+	return *(const size_t *)slot;	/* bin1, first in both */
+}
+
+static size_t ino_hash(const void *slot)
+{
+	const struct ino_slot *s = slot;
+
+	return hash_ino(s->maj, s->min, s->ino);
+}
+
+static bool same_ino(const void *slot, const void *key)
+{
+	const struct ino_slot *s = slot;
+	const struct proc_map *m = key;
+
+	return s->ino == m->ino && s->maj == m->maj && s->min == m->min;
+}
+
+static size_t id_hash(const void *slot)
+{
+	return ((const struct id_slot *)slot)->hash;
+}
+
+struct id_key {
+	const struct cfi_cache *c;
+	const uint8_t *id;
+	size_t n;
+	uint64_t hash;
+};
+
+static bool same_id(const void *slot, const void *key)
+{
+	const struct id_slot *s = slot;
+	const struct id_key *k = key;
+	const struct bin *b = &k->c->bins[s->bin1 - 1];
+
+	return s->hash == k->hash && b->idn == k->n && !memcmp(b->id, k->id, k->n);
+}
+
+static const struct htab_ops ino_ops = {
+	.size = sizeof(struct ino_slot), .min = 64, .hash = ino_hash,
+	.used = slot_used,
+};
+
+static const struct htab_ops id_ops = {
+	.size = sizeof(struct id_slot), .min = 64, .hash = id_hash,
+	.used = slot_used,
+};
+
+int cfi_cache__new(struct cfi_cache **out, uint32_t max_rows)
+{
+	struct cfi_cache *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->max_rows = max_rows;
+	if (htab_init(&c->by_ino, &ino_ops, ino_ops.min) ||
+	    htab_init(&c->by_id, &id_ops, id_ops.min)) {
+		cfi_cache__free(c);
+		return -ENOMEM;
+	}
+	*out = c;
+	return 0;
+}
+
+void cfi_cache__free(struct cfi_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr_bins; i++)
+		free(c->bins[i].segs);
+	free(c->bins);
+	free(c->rows);
+	free(c->by_ino.slots);
+	free(c->by_id.slots);
+	free(c);
+}
+
+void cfi_cache__on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx)
+{
+	c->on_skip = fn;
+	c->on_skip_ctx = ctx;
+}
+
+static struct id_slot *id_slot(struct cfi_cache *c, const uint8_t *id, size_t n)
+{
+	struct id_key k = { c, id, n, htab_hash_bytes(id, n) };
+
+	return htab_find(&c->by_id, &id_ops, k.hash, same_id, &k);
+}
+
+static struct ino_slot *ino_slot(struct cfi_cache *c, const struct proc_map *m)
+{
+	return htab_find(&c->by_ino, &ino_ops, hash_ino(m->maj, m->min, m->ino),
+			 same_ino, m);
+}
+
+static int find_id(struct cfi_cache *c, const uint8_t *id, size_t n)
+{
+	struct id_slot *s;
+
+	if (!n)
+		return -1;
+	s = id_slot(c, id, n);
+	return s->bin1 ? (int)(s->bin1 - 1) : -1;
+}
+
+static int add_ino(struct cfi_cache *c, const struct proc_map *m, int bin)
+{
+	struct ino_slot *s;
+
+	if (!m || !m->ino)
+		return 0;
+	if (htab_reserve(&c->by_ino, &ino_ops))
+		return -ENOMEM;
+	s = ino_slot(c, m);
+	if (!s->bin1)
+		c->by_ino.nr++;
+	*s = (struct ino_slot){ (size_t)bin + 1, m->ino, m->maj, m->min };
+	return 0;
+}
+
+/*
+ * A new bin for t (NULL: err says why there is none), known by id and,
+ * when m names a file, by its inode.  Returns its index or -ENOMEM.
+ */
+static int add_bin(struct cfi_cache *c, const struct proc_map *m,
+		   const uint8_t *id, size_t idn, struct cfi_table *t, int err)
+{
+	struct bin *b;
+	int i;
+
+	if (VEC_GROW(c->bins, c->nr_bins, c->cap_bins, 16) ||
+	    htab_reserve(&c->by_id, &id_ops))
+		return -ENOMEM;
+	b = &c->bins[c->nr_bins];
+	memset(b, 0, sizeof(*b));
+	b->idn = idn <= BUILD_ID_MAX ? idn : 0;
+	memcpy(b->id, id, b->idn);
+	b->err = err;
+	if (t && t->nr_rows > c->max_rows - c->nr_rows) {
+		b->err = -ENOSPC;
+		c->no_room_rows += t->nr_rows;
+	} else if (t) {
+		if (vec_reserve(&c->rows, &c->cap_rows, c->nr_rows, t->nr_rows,
+				sizeof(*c->rows), 4096))
+			return -ENOMEM;
+		memcpy(c->rows + c->nr_rows, t->rows, t->nr_rows * sizeof(*t->rows));
+		b->first = c->nr_rows;
+		b->count = t->nr_rows;
+		b->base = t->base;
+		b->segs = t->segs;
+		b->nr_segs = t->nr_segs;
+		t->segs = NULL;
+		c->nr_rows += t->nr_rows;
+	}
+	i = (int)c->nr_bins++;
+	if (b->idn) {
+		struct id_slot *s = id_slot(c, b->id, b->idn);
+
+		if (!s->bin1)
+			c->by_id.nr++;
+		*s = (struct id_slot){ (size_t)i + 1, htab_hash_bytes(b->id, b->idn) };
+	}
+	return add_ino(c, m, i) ? -ENOMEM : i;
+}
+
+/* Whether bin b holds exactly t: rows, base and segments. */
+static bool same_table(const struct cfi_cache *c, const struct bin *b,
+		       const struct cfi_table *t)
+{
+	return !b->err && b->count == t->nr_rows && b->base == t->base &&
+	       b->nr_segs == t->nr_segs &&
+	       !memcmp(b->segs, t->segs, t->nr_segs * sizeof(*t->segs)) &&
+	       !memcmp(c->rows + b->first, t->rows, t->nr_rows * sizeof(*t->rows));
+}
+
+/*
+ * The bin of an ELF file already open.  A build-id is anyone's to write:
+ * a file claiming libc's must not lend its rows to libc.  So the table is
+ * built, and shared with the bin of the same build-id only if it is the
+ * same; else it gets a bin of its own, found by its inode alone.
+ */
+static int bin_of(struct cfi_cache *c, const struct proc_map *m,
+		  struct elf_file *ef, const char *path, const uint8_t *id,
+		  size_t idn)
+{
+	struct untrusted_skip sk = {};
+	struct cfi_table *t = NULL;
+	int i = find_id(c, id, idn), err;
+
+	err = cfi_table__from_elf(&t, ef, path, &sk);
+	if (sk.why && c->on_skip)
+		c->on_skip(c->on_skip_ctx, sk.what, sk.why);
+	if (i >= 0 && t && same_table(c, &c->bins[i], t))
+		i = add_ino(c, m, i) ? -ENOMEM : i;
+	else
+		i = add_bin(c, m, i < 0 ? id : NULL, i < 0 ? idn : 0, t, err);
+	cfi_table__free(t);
+	return i;
+}
+
+/* A mapped file, through the process's root first (another mount ns). */
+static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
+{
+	struct untrusted_skip sk = {};
+	struct elf_file *ef = NULL;
+	char root[4200];
+	const char *paths[2] = { root, m->path }, *path = NULL;
+	struct ino_slot *s;
+	const uint8_t *id;
+	size_t idn;
+	int i;
+
+	if (m->ino) {
+		s = ino_slot(c, m);
+		if (s->bin1)
+			return (int)s->bin1 - 1;
+	}
+	snprintf(root, sizeof(root), "/proc/%u/root%s", pid, m->path);
+	for (i = 0; i < 2 && !ef; i++) {
+		struct stat st;
+
+		/* the file at the path may no longer be the one mapped */
+		if (m->ino && (stat(paths[i], &st) || st.st_ino != m->ino))
+			continue;
+		if (!elf_file__open(&ef, paths[i], &sk))
+			path = paths[i];
+	}
+	if (sk.why && c->on_skip)
+		c->on_skip(c->on_skip_ctx, sk.what, sk.why);
+	if (!ef)
+		return add_bin(c, m, NULL, 0, NULL, -ENOENT);
+	idn = elf_file__build_id(ef, &id);
+	i = bin_of(c, m, ef, path, id, idn);
+	elf_file__free(ef);
+	return i;
+}
+
+/* The vDSO as the process sees it: the kernel's, 64-bit or not. */
+static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
+{
+	uint64_t len = m->end - m->start, digest;
+	struct elf_file *ef;
+	const uint8_t *id;
+	char path[64];
+	size_t idn;
+	void *mem;
+	ssize_t n;
+	int fd, i;
+
+	if (!len || len > VDSO_MAX)
+		return -EFBIG;
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	mem = malloc(len);
+	n = mem ? pread(fd, mem, len, (off_t)m->start) : -1;
+	close(fd);
+	if (n != (ssize_t)len) {
+		free(mem);
+		return -EIO;
+	}
+	digest = htab_hash_bytes(mem, len);
+	if (elf_file__from_memory(&ef, mem, len))
+		return add_bin(c, NULL, (const uint8_t *)&digest, sizeof(digest),
+			       NULL, -ENOEXEC);
+	idn = elf_file__build_id(ef, &id);
+	if (!idn) {
+		id = (const uint8_t *)&digest;
+		idn = sizeof(digest);
+	}
+	i = bin_of(c, NULL, ef, NULL, id, idn);
+	elf_file__free(ef);
+	return i;
+}
+
+int cfi_cache__map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
+		   struct sw_cfi_map *out)
+{
+	struct cfi_table view = {};
+	const struct bin *b;
+	uint64_t bias;
+	int i;
+
+	if (!m->exec)
+		return -ENOENT;
+	if (!strcmp(m->path, "[vdso]"))
+		i = vdso_bin(c, pid, m);
+	else if (m->path[0] == '/')
+		i = file_bin(c, pid, m);
+	else
+		return -ENOENT;
+	if (i < 0)
+		return i;
+	b = &c->bins[i];
+	if (b->err)
+		return b->err;
+	view.base = b->base;
+	view.segs = b->segs;
+	view.nr_segs = b->nr_segs;
+	if (cfi_table__bias(&view, m->start, m->pgoff, &bias))
+		return -ENOENT;
+	*out = (struct sw_cfi_map){ m->start, m->end, bias, b->first, b->count };
+	return 0;
+}
+
+int cfi_cache__proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
+		    size_t max, size_t *nr, size_t *no_room)
+{
+	char path[64], *line = NULL;
+	size_t len = 0;
+	struct proc_map m;
+	FILE *f;
+	int err = 0;
+
+	*nr = *no_room = 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!err && getline(&line, &len, f) > 0) {
+		struct sw_cfi_map e;
+		int r;
+
+		if (!procs_parse_maps_line(line, &m) || !m.exec)
+			continue;
+		r = cfi_cache__map(c, pid, &m, &e);
+		if (r == -ENOMEM)
+			err = r;
+		else if (!r && *nr < max)
+			maps[(*nr)++] = e;
+		else if (!r)
+			(*no_room)++;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+const struct sw_cfi_row *cfi_cache__rows(const struct cfi_cache *c, size_t *n)
+{
+	*n = c->nr_rows;
+	return c->rows;
+}
+
+void cfi_cache__stats(const struct cfi_cache *c, struct cfi_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (size_t i = 0; i < c->nr_bins; i++) {
+		if (!c->bins[i].err)
+			st->tables++;
+		else if (c->bins[i].err == -ENOSPC)
+			st->no_room++;
+		else
+			st->no_cfi++;
+	}
+	st->rows = c->nr_rows;
+	st->bytes = c->nr_rows * sizeof(*c->rows);
+	st->no_room_rows = c->no_room_rows;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/*
+ * Every binary's unwind table once, in one row store laid out as the BPF
+ * map "cfi_rows" will hold it (bpf/cfi.h).  A file is known by (device,
+ * inode), so that processes mapping libc, by any path or from any mount
+ * namespace, share one table without opening it again.  Another file with
+ * the same build-id (libc in a container) shares it too, once its own
+ * table has been built and found the same: a build-id can be forged.
+ * The vDSO is read from the process that maps it, and shared the same way.
+ *
+ * The store holds at most max_rows rows: a table that does not fit is
+ * refused with -ENOSPC and counted, never cut short.
+ */
+#ifndef SW_CFI_CACHE_H
+#define SW_CFI_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../bpf/cfi.h"
+
+struct cfi_cache;
+struct proc_map;
+
+struct cfi_stats {
+	size_t tables;		/* binaries with a table in the store */
+	size_t rows;		/* rows in the store */
+	size_t bytes;		/* of those rows, as the BPF map holds them */
+	size_t no_cfi;		/* binaries without usable CFI */
+	size_t no_room;		/* binaries whose table did not fit */
+	size_t no_room_rows;	/* the rows those would have needed */
+};
+
+int cfi_cache__new(struct cfi_cache **out, uint32_t max_rows);
+void cfi_cache__free(struct cfi_cache *c);
+
+/*
+ * Called once for each file refused (untrusted.h), as the symbolizer's
+ * on_skip: what and why last for the call only.
+ */
+typedef void (*cfi_skip_fn)(void *ctx, const char *what, const char *why);
+void cfi_cache__on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx);
+
+/*
+ * The BPF mapping entry for m, an executable mapping of pid (a file, opened
+ * through /proc/PID/root first, or "[vdso]").  Returns 0; -ENOENT for a
+ * mapping without CFI (anonymous memory, a file without CFI or that could
+ * not be opened); -ENOSPC when its table did not fit; -ENOTSUP for no
+ * x86_64 file; -E2BIG, -ERANGE for a table beyond bpf/cfi.h's limits.
+ * A binary that failed once is not tried again.
+ */
+int cfi_cache__map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
+		   struct sw_cfi_map *out);
+
+/*
+ * The entries of every executable mapping of pid that has a table, from
+ * /proc/PID/maps, by address: at most max into maps, *nr of them;
+ * *no_room: how many more there were.  Returns 0 or a negative errno.
+ */
+int cfi_cache__proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
+		    size_t max, size_t *nr, size_t *no_room);
+
+/* The store: what "cfi_rows" gets, index for index. */
+const struct sw_cfi_row *cfi_cache__rows(const struct cfi_cache *c, size_t *n);
+
+void cfi_cache__stats(const struct cfi_cache *c, struct cfi_stats *st);
+
+#endif
