@@ -75,8 +75,8 @@
  *     step (return address *(bp + 8), sp = bp + 16, bp = *bp) if bp is
  *     known, else the walk ends in [unknown].
  */
-#ifndef SW_CFI_H
-#define SW_CFI_H
+#ifndef SW_BPF_CFI_H
+#define SW_BPF_CFI_H
 
 #include <linux/types.h>
 
@@ -155,4 +155,4 @@ struct sw_cfi_map {
 	__u32 first, count;
 };
 
-#endif /* SW_CFI_H */
+#endif /* SW_BPF_CFI_H */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT OR GPL-2.0
+// SPDX-License-Identifier: MIT
 /*
  * Call frame information (DWARF 5, section 6.4; .eh_frame as the Linux
  * Standard Base describes it) run into bpf/cfi.h's rows.  Of all the
@@ -1009,7 +1009,7 @@ static void build_free(struct build *b)
 	free(b->chunks);
 }
 
-void cfi_table__free(struct cfi_table *t)
+void cfi_table_free(struct cfi_table *t)
 {
 	if (!t)
 		return;
@@ -1035,14 +1035,14 @@ static int build_table(struct cfi_table **out, const struct cfi_input *eh,
 		err = assemble(&b, t);
 	build_free(&b);
 	if (err) {
-		cfi_table__free(t);
+		cfi_table_free(t);
 		return err;
 	}
 	*out = t;
 	return 0;
 }
 
-int cfi_table__parse(struct cfi_table **out, const struct cfi_input *in)
+int cfi_table_parse(struct cfi_table **out, const struct cfi_input *in)
 {
 	int err = build_table(out, in->debug_frame ? NULL : in,
 			      in->debug_frame ? in : NULL);
@@ -1109,19 +1109,19 @@ static int build_some(struct cfi_table **out, const struct cfi_input *eh,
 		return -ENOENT;
 	err = build_table(out, eh, dbg);
 	if (!err && !(*out)->nr_fdes) {
-		cfi_table__free(*out);
+		cfi_table_free(*out);
 		*out = NULL;
 		err = -ENOENT;
 	}
 	return err;
 }
 
-int cfi_table__from_elf(struct cfi_table **out, const struct elf_file *ef,
+int cfi_table_from_elf(struct cfi_table **out, const struct elf_file *ef,
 			const char *path, struct untrusted_skip *sk)
 {
 	struct cfi_input eh = {}, dbg = { .debug_frame = true };
 	struct debuginfo di = {};
-	Elf *elf = elf_file__elf(ef);
+	Elf *elf = elf_file_elf(ef);
 	const char *source = ".debug_frame";
 	struct cfi_seg *segs;
 	size_t nr_segs;
@@ -1145,7 +1145,7 @@ int cfi_table__from_elf(struct cfi_table **out, const struct elf_file *ef,
 	if (err == -ENOENT && path && !dbg.data) {
 		/* a stripped file's .debug_frame went with its debug info */
 		const uint8_t *id;
-		size_t idn = elf_file__build_id(ef, &id);
+		size_t idn = elf_file_build_id(ef, &id);
 
 		if (!debuginfo_find(&di, path, elf, id, idn, sk))
 			for (int i = 0; i < DEBUGINFO_MAX && di.elf[i] && !dbg.data; i++)
@@ -1181,7 +1181,7 @@ size_t cfi_rows_search(const struct sw_cfi_row *rows, size_t n, uint32_t rel)
 	return rows[base].pc <= rel ? base : n;
 }
 
-const struct sw_cfi_row *cfi_table__find(const struct cfi_table *t,
+const struct sw_cfi_row *cfi_table_find(const struct cfi_table *t,
 					 uint64_t vaddr)
 {
 	size_t i;
@@ -1192,7 +1192,7 @@ const struct sw_cfi_row *cfi_table__find(const struct cfi_table *t,
 	return i < t->nr_rows ? &t->rows[i] : NULL;
 }
 
-int cfi_table__bias(const struct cfi_table *t, uint64_t start, uint64_t pgoff,
+int cfi_table_bias(const struct cfi_table *t, uint64_t start, uint64_t pgoff,
 		    uint64_t *bias)
 {
 	for (size_t i = 0; i < t->nr_segs; i++) {

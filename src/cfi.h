@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/* SPDX-License-Identifier: MIT */
 /*
  * One binary's unwind table: its CFI (.eh_frame, or .debug_frame when it
  * has none) run into sorted, merged rows of bpf/cfi.h's form, for x86_64
@@ -9,8 +9,8 @@
  * record and its section, the remember/restore stack by CFI_STATE_DEPTH,
  * the rows by the section's size and by SW_CFI_TABLE_MAX.
  */
-#ifndef SW_CFI_TABLE_H
-#define SW_CFI_TABLE_H
+#ifndef SW_CFI_H
+#define SW_CFI_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,7 +37,7 @@ struct cfi_table {
 	const char *source;	/* ".eh_frame", ".debug_frame", "the debug file's .debug_frame" */
 };
 
-/* One CFI section's bytes, for cfi_table__parse. */
+/* One CFI section's bytes, for cfi_table_parse. */
 struct cfi_input {
 	const uint8_t *data;
 	size_t size;
@@ -54,20 +54,20 @@ struct cfi_input {
  * than SW_CFI_TABLE_MAX), -ERANGE (code spanning 4 GiB or more), -ENOMEM.
  * sk gets a debug file that was refused.
  */
-int cfi_table__from_elf(struct cfi_table **out, const struct elf_file *ef,
+int cfi_table_from_elf(struct cfi_table **out, const struct elf_file *ef,
 			const char *path, struct untrusted_skip *sk);
 
 /* The table of one section's bytes, as above (no segments). */
-int cfi_table__parse(struct cfi_table **out, const struct cfi_input *in);
+int cfi_table_parse(struct cfi_table **out, const struct cfi_input *in);
 
-void cfi_table__free(struct cfi_table *t);
+void cfi_table_free(struct cfi_table *t);
 
 /*
  * The row for ELF address vaddr (exact: a return address minus 1), or
  * NULL below the first row; searched in SW_CFI_STEPS fixed steps, as the
  * BPF walker does (bpf/cfi.h).
  */
-const struct sw_cfi_row *cfi_table__find(const struct cfi_table *t,
+const struct sw_cfi_row *cfi_table_find(const struct cfi_table *t,
 					 uint64_t vaddr);
 /* The same search over rows[0, n) for rel, as an index; n when none. */
 size_t cfi_rows_search(const struct sw_cfi_row *rows, size_t n, uint32_t rel);
@@ -77,7 +77,7 @@ size_t cfi_rows_search(const struct sw_cfi_row *rows, size_t n, uint32_t rel);
  * whose first page is file offset pgoff, to get a row pc (the load bias
  * plus the table's base): -ENOENT when no executable segment is there.
  */
-int cfi_table__bias(const struct cfi_table *t, uint64_t start, uint64_t pgoff,
+int cfi_table_bias(const struct cfi_table *t, uint64_t start, uint64_t pgoff,
 		    uint64_t *bias);
 
 /* "rsp+16", "rbp+16", "plt", ...: the CFA column, as readelf writes it. */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT OR GPL-2.0
+// SPDX-License-Identifier: MIT
 #include "cfi_cache.h"
 #include "cfi.h"
 #include "elf_file.h"
@@ -112,7 +112,7 @@ static const struct htab_ops id_ops = {
 	.used = slot_used,
 };
 
-int cfi_cache__new(struct cfi_cache **out, uint32_t max_rows)
+int cfi_cache_new(struct cfi_cache **out, uint32_t max_rows)
 {
 	struct cfi_cache *c = calloc(1, sizeof(*c));
 
@@ -122,14 +122,14 @@ int cfi_cache__new(struct cfi_cache **out, uint32_t max_rows)
 	c->max_rows = max_rows;
 	if (htab_init(&c->by_ino, &ino_ops, ino_ops.min) ||
 	    htab_init(&c->by_id, &id_ops, id_ops.min)) {
-		cfi_cache__free(c);
+		cfi_cache_free(c);
 		return -ENOMEM;
 	}
 	*out = c;
 	return 0;
 }
 
-void cfi_cache__free(struct cfi_cache *c)
+void cfi_cache_free(struct cfi_cache *c)
 {
 	if (!c)
 		return;
@@ -142,7 +142,7 @@ void cfi_cache__free(struct cfi_cache *c)
 	free(c);
 }
 
-void cfi_cache__on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx)
+void cfi_cache_on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx)
 {
 	c->on_skip = fn;
 	c->on_skip_ctx = ctx;
@@ -255,14 +255,14 @@ static int bin_of(struct cfi_cache *c, const struct proc_map *m,
 	struct cfi_table *t = NULL;
 	int i = find_id(c, id, idn), err;
 
-	err = cfi_table__from_elf(&t, ef, path, &sk);
+	err = cfi_table_from_elf(&t, ef, path, &sk);
 	if (sk.why && c->on_skip)
 		c->on_skip(c->on_skip_ctx, sk.what, sk.why);
 	if (i >= 0 && t && same_table(c, &c->bins[i], t))
 		i = add_ino(c, m, i) ? -ENOMEM : i;
 	else
 		i = add_bin(c, m, i < 0 ? id : NULL, i < 0 ? idn : 0, t, err);
-	cfi_table__free(t);
+	cfi_table_free(t);
 	return i;
 }
 
@@ -290,16 +290,16 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 		/* the file at the path may no longer be the one mapped */
 		if (m->ino && (stat(paths[i], &st) || st.st_ino != m->ino))
 			continue;
-		if (!elf_file__open(&ef, paths[i], &sk))
+		if (!elf_file_open(&ef, paths[i], &sk))
 			path = paths[i];
 	}
 	if (sk.why && c->on_skip)
 		c->on_skip(c->on_skip_ctx, sk.what, sk.why);
 	if (!ef)
 		return add_bin(c, m, NULL, 0, NULL, -ENOENT);
-	idn = elf_file__build_id(ef, &id);
+	idn = elf_file_build_id(ef, &id);
 	i = bin_of(c, m, ef, path, id, idn);
-	elf_file__free(ef);
+	elf_file_free(ef);
 	return i;
 }
 
@@ -329,20 +329,20 @@ static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 		return -EIO;
 	}
 	digest = htab_hash_bytes(mem, len);
-	if (elf_file__from_memory(&ef, mem, len))
+	if (elf_file_from_memory(&ef, mem, len))
 		return add_bin(c, NULL, (const uint8_t *)&digest, sizeof(digest),
 			       NULL, -ENOEXEC);
-	idn = elf_file__build_id(ef, &id);
+	idn = elf_file_build_id(ef, &id);
 	if (!idn) {
 		id = (const uint8_t *)&digest;
 		idn = sizeof(digest);
 	}
 	i = bin_of(c, NULL, ef, NULL, id, idn);
-	elf_file__free(ef);
+	elf_file_free(ef);
 	return i;
 }
 
-int cfi_cache__map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
+int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
 		   struct sw_cfi_map *out)
 {
 	struct cfi_table view = {};
@@ -366,13 +366,13 @@ int cfi_cache__map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
 	view.base = b->base;
 	view.segs = b->segs;
 	view.nr_segs = b->nr_segs;
-	if (cfi_table__bias(&view, m->start, m->pgoff, &bias))
+	if (cfi_table_bias(&view, m->start, m->pgoff, &bias))
 		return -ENOENT;
 	*out = (struct sw_cfi_map){ m->start, m->end, bias, b->first, b->count };
 	return 0;
 }
 
-int cfi_cache__proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
+int cfi_cache_proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
 		    size_t max, size_t *nr, size_t *no_room)
 {
 	char path[64], *line = NULL;
@@ -392,7 +392,7 @@ int cfi_cache__proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
 
 		if (!procs_parse_maps_line(line, &m) || !m.exec)
 			continue;
-		r = cfi_cache__map(c, pid, &m, &e);
+		r = cfi_cache_map(c, pid, &m, &e);
 		if (r == -ENOMEM)
 			err = r;
 		else if (!r && *nr < max)
@@ -405,13 +405,13 @@ int cfi_cache__proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
 	return err;
 }
 
-const struct sw_cfi_row *cfi_cache__rows(const struct cfi_cache *c, size_t *n)
+const struct sw_cfi_row *cfi_cache_rows(const struct cfi_cache *c, size_t *n)
 {
 	*n = c->nr_rows;
 	return c->rows;
 }
 
-void cfi_cache__stats(const struct cfi_cache *c, struct cfi_stats *st)
+void cfi_cache_stats(const struct cfi_cache *c, struct cfi_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	for (size_t i = 0; i < c->nr_bins; i++) {

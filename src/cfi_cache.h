@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/* SPDX-License-Identifier: MIT */
 /*
  * Every binary's unwind table once, in one row store laid out as the BPF
  * map "cfi_rows" will hold it (bpf/cfi.h).  A file is known by (device,
@@ -30,15 +30,15 @@ struct cfi_stats {
 	size_t no_room_rows;	/* the rows those would have needed */
 };
 
-int cfi_cache__new(struct cfi_cache **out, uint32_t max_rows);
-void cfi_cache__free(struct cfi_cache *c);
+int cfi_cache_new(struct cfi_cache **out, uint32_t max_rows);
+void cfi_cache_free(struct cfi_cache *c);
 
 /*
  * Called once for each file refused (untrusted.h), as the symbolizer's
  * on_skip: what and why last for the call only.
  */
 typedef void (*cfi_skip_fn)(void *ctx, const char *what, const char *why);
-void cfi_cache__on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx);
+void cfi_cache_on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx);
 
 /*
  * The BPF mapping entry for m, an executable mapping of pid (a file, opened
@@ -48,7 +48,7 @@ void cfi_cache__on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx);
  * x86_64 file; -E2BIG, -ERANGE for a table beyond bpf/cfi.h's limits.
  * A binary that failed once is not tried again.
  */
-int cfi_cache__map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
+int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
 		   struct sw_cfi_map *out);
 
 /*
@@ -56,12 +56,12 @@ int cfi_cache__map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
  * /proc/PID/maps, by address: at most max into maps, *nr of them;
  * *no_room: how many more there were.  Returns 0 or a negative errno.
  */
-int cfi_cache__proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
+int cfi_cache_proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
 		    size_t max, size_t *nr, size_t *no_room);
 
 /* The store: what "cfi_rows" gets, index for index. */
-const struct sw_cfi_row *cfi_cache__rows(const struct cfi_cache *c, size_t *n);
+const struct sw_cfi_row *cfi_cache_rows(const struct cfi_cache *c, size_t *n);
 
-void cfi_cache__stats(const struct cfi_cache *c, struct cfi_stats *st);
+void cfi_cache_stats(const struct cfi_cache *c, struct cfi_stats *st);
 
 #endif

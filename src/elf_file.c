@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT OR GPL-2.0
+// SPDX-License-Identifier: MIT
 #include "elf_file.h"
 #include "debuginfo.h"
 #include "untrusted.h"
@@ -371,7 +371,7 @@ static int load(struct elf_file *ef, const char *path, struct untrusted_skip *sk
 	return load_syms(ef, path, sk);
 }
 
-int elf_file__open(struct elf_file **out, const char *path,
+int elf_file_open(struct elf_file **out, const char *path,
 		   struct untrusted_skip *sk)
 {
 	struct elf_file *ef;
@@ -385,14 +385,14 @@ int elf_file__open(struct elf_file **out, const char *path,
 	if (ef->elf)
 		err = load(ef, path, sk);
 	if (err) {
-		elf_file__free(ef);
+		elf_file_free(ef);
 		return err;
 	}
 	*out = ef;
 	return 0;
 }
 
-int elf_file__from_memory(struct elf_file **out, void *mem, size_t size)
+int elf_file_from_memory(struct elf_file **out, void *mem, size_t size)
 {
 	struct elf_file *ef = calloc(1, sizeof(*ef));
 	int err = -ENOEXEC;
@@ -408,19 +408,19 @@ int elf_file__from_memory(struct elf_file **out, void *mem, size_t size)
 	if (ef->elf && elf_kind(ef->elf) == ELF_K_ELF)
 		err = load(ef, NULL, NULL);
 	if (err) {
-		elf_file__free(ef);
+		elf_file_free(ef);
 		return err;
 	}
 	*out = ef;
 	return 0;
 }
 
-int elf_file__new(struct elf_file **out, const char *path)
+int elf_file_new(struct elf_file **out, const char *path)
 {
-	return elf_file__open(out, path, NULL);
+	return elf_file_open(out, path, NULL);
 }
 
-void elf_file__free(struct elf_file *ef)
+void elf_file_free(struct elf_file *ef)
 {
 	if (!ef)
 		return;
@@ -434,18 +434,18 @@ void elf_file__free(struct elf_file *ef)
 	free(ef);
 }
 
-int elf_file__type(const struct elf_file *ef)
+int elf_file_type(const struct elf_file *ef)
 {
 	return ef->type;
 }
 
-size_t elf_file__build_id(const struct elf_file *ef, const uint8_t **id)
+size_t elf_file_build_id(const struct elf_file *ef, const uint8_t **id)
 {
 	*id = ef->build_id;
 	return ef->build_id_size;
 }
 
-const struct elf_sym *elf_file__sym_at(const struct elf_file *ef,
+const struct elf_sym *elf_file_sym_at(const struct elf_file *ef,
 				       uint64_t vaddr)
 {
 	size_t lo = 0, hi = ef->nr_ranges;
@@ -464,7 +464,7 @@ const struct elf_sym *elf_file__sym_at(const struct elf_file *ef,
 	return &ef->syms[ef->ranges[hi - 1].sym].sym;
 }
 
-const struct elf_sym *elf_file__sym_by_name(const struct elf_file *ef,
+const struct elf_sym *elf_file_sym_by_name(const struct elf_file *ef,
 					    const char *name)
 {
 	size_t i;
@@ -475,7 +475,7 @@ const struct elf_sym *elf_file__sym_by_name(const struct elf_file *ef,
 	return NULL;
 }
 
-int elf_file__find_syms(const struct elf_file *ef, elf_sym_cb cb, void *ctx)
+int elf_file_find_syms(const struct elf_file *ef, elf_sym_cb cb, void *ctx)
 {
 	size_t i;
 	int ret;
@@ -488,7 +488,7 @@ int elf_file__find_syms(const struct elf_file *ef, elf_sym_cb cb, void *ctx)
 	return 0;
 }
 
-int elf_file__vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr,
+int elf_file_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr,
 			      uint64_t *offset)
 {
 	size_t i;
@@ -504,7 +504,7 @@ int elf_file__vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr,
 	return -ENOENT;
 }
 
-int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
+int elf_file_offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
 			      uint64_t *vaddr)
 {
 	int pass;
@@ -529,7 +529,7 @@ int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
 	return -ENOENT;
 }
 
-bool elf_file__whole(const struct elf_file *ef, size_t *size)
+bool elf_file_whole(const struct elf_file *ef, size_t *size)
 {
 	uint64_t n = ef->image_size;
 	Elf_Scn *scn = NULL;
@@ -549,7 +549,7 @@ bool elf_file__whole(const struct elf_file *ef, size_t *size)
 	return true;
 }
 
-ssize_t elf_file__read(const struct elf_file *ef, uint64_t offset, void *buf,
+ssize_t elf_file_read(const struct elf_file *ef, uint64_t offset, void *buf,
 		       size_t len)
 {
 	if (offset >= ef->image_size)
@@ -560,7 +560,7 @@ ssize_t elf_file__read(const struct elf_file *ef, uint64_t offset, void *buf,
 	return len;
 }
 
-struct Elf *elf_file__elf(const struct elf_file *ef)
+struct Elf *elf_file_elf(const struct elf_file *ef)
 {
 	return ef->elf;
 }

@@ -153,9 +153,9 @@ static int print_interval(struct tool *t)
 	int err;
 
 	session_sync(&t->s);
-	err = walker__read(t->s.w, &st);
+	err = walker_read(t->s.w, &st);
 	if (!err && t->interval)
-		err = deltas__apply(t->deltas, &st);
+		err = deltas_apply(t->deltas, &st);
 	if (!t->folded)
 		fputc('\n', out);
 	if (t->timestamp) {
@@ -164,11 +164,11 @@ static int print_interval(struct tool *t)
 		fprintf(out, "%-8s\n", ts);
 	}
 	if (!err)
-		err = sw_print_stacks(out, &st, t->s.sym, &t->fmt);
+		err = output_stacks(out, &st, t->s.sym, &t->fmt);
 	if (err)
 		session_die("stackcount", "cannot read the counted stacks: %s",
 			    strerror(-err));
-	sw_stacks__free(&st);
+	walker_stacks_free(&st);
 	return session_flush(&t->s);
 }
 
@@ -194,7 +194,7 @@ static int run(struct tool *t)
 		.trim_tracepoint = wo->kind == SW_WALKER_FP &&
 				   s->pat.type == SW_PAT_TRACEPOINT,
 	};
-	if (t->interval && deltas__new(&t->deltas))
+	if (t->interval && deltas_new(&t->deltas))
 		return session_die("stackcount", "out of memory");
 	if (!t->folded)
 		fprintf(s->out, "Tracing %u functions for \"%s\"... Hit Ctrl-C to end.\n",
@@ -227,6 +227,6 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = run(&t);
 	session_free(&t.s);
-	deltas__free(t.deltas);
+	deltas_free(t.deltas);
 	return rc;
 }

@@ -164,7 +164,7 @@ static int find_root(struct walker *w)
 	const struct ksym *k = NULL;
 
 	for (size_t i = 0; ks && i < 2 && !k; i++)
-		k = ksyms__get(ks, names[i]);
+		k = ksyms_get(ks, names[i]);
 	if (k)
 		w->root = (k->end - k->addr) << 32 | (__u32)k->addr;
 	return k ? 0 : -ENOENT;

@@ -345,9 +345,9 @@ int main(void)
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 	f = fopen(path, "w");
-	if (!f || fclose(f) || procs__new(&p) || symbolizer__new(&s, p))
+	if (!f || fclose(f) || procs_new(&p) || symbolizer_new(&s, p))
 		return 2;
-	e = symbolizer__user(s, getpid(), (uintptr_t)jit, false, &r);
+	e = symbolizer_user(s, getpid(), (uintptr_t)jit, false, &r);
 	unlink(path);
 	printf("%d %s\n", e, r.name ? r.name : "(none)");
 	return 0;

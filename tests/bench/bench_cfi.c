@@ -57,11 +57,11 @@ static void one_binary(const char *label, const char *path)
 		struct elf_file *ef;
 		struct cfi_table *t;
 		double t0 = now_ms();
-		int err = elf_file__new(&ef, path);
+		int err = elf_file_new(&ef, path);
 
 		if (!err) {
-			err = cfi_table__from_elf(&t, ef, path, NULL);
-			elf_file__free(ef);
+			err = cfi_table_from_elf(&t, ef, path, NULL);
+			elf_file_free(ef);
 		}
 		ms[r] = now_ms() - t0;
 		if (err) {
@@ -69,7 +69,7 @@ static void one_binary(const char *label, const char *path)
 			return;
 		}
 		rows = t->nr_rows;
-		cfi_table__free(t);
+		cfi_table_free(t);
 	}
 	printf("  %-34s %8zu %8zu %9.1f\n", label, rows,
 	       rows * sizeof(struct sw_cfi_row) / 1024, median(ms));
@@ -106,18 +106,18 @@ static void build_proc(pid_t pid, struct proc_cost *pc)
 	size_t nr, no_room;
 	double t0 = now_ms();
 
-	pc->err = cfi_cache__new(&c, SW_CFI_ROWS_DEFAULT);
+	pc->err = cfi_cache_new(&c, SW_CFI_ROWS_DEFAULT);
 	if (!pc->err)
-		pc->err = cfi_cache__proc(c, pid, maps, SW_CFI_PROC_MAPS, &nr, &no_room);
+		pc->err = cfi_cache_proc(c, pid, maps, SW_CFI_PROC_MAPS, &nr, &no_room);
 	pc->ms = now_ms() - t0;
 	if (pc->err)
 		return;
-	cfi_cache__stats(c, &st);
+	cfi_cache_stats(c, &st);
 	pc->maps = nr;
 	pc->rows = st.rows;
 	pc->tables = st.tables;
 	pc->hwm_kb = vm_hwm_kb() - before;
-	cfi_cache__free(c);
+	cfi_cache_free(c);
 }
 
 /* Each round in a fresh child: no table, page or heap left by the last. */
@@ -188,9 +188,9 @@ int main(void)
 	printf("Unwind tables from CFI: rows (8 bytes each in the BPF map), median "
 	       "of %d builds\n", ROUNDS);
 	printf("  %-34s %8s %8s %9s\n", "", "rows", "KB", "build ms");
-	if (!libpath__resolve("c", 0, path, sizeof(path)))
+	if (!libpath_resolve("c", 0, path, sizeof(path)))
 		one_binary("libc.so.6", path);
-	if (!libpath__resolve("stdc++", 0, path, sizeof(path)))
+	if (!libpath_resolve("stdc++", 0, path, sizeof(path)))
 		one_binary("libstdc++.so.6", path);
 	if (access(PYTHON, R_OK)) {
 		printf("  python3.11 is not installed: no python figures\n");

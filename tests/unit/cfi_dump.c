@@ -45,20 +45,20 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc || argc - optind > 2)
 		goto usage;
-	err = elf_file__open(&ef, argv[optind], &sk);
+	err = elf_file_open(&ef, argv[optind], &sk);
 	if (err) {
 		fprintf(stderr, "cfi_dump: %s: %s%s%s\n", argv[optind],
 			sk.why ? sk.why : strerror(-err), sk.why ? ": " : "",
 			sk.why ? sk.what : "");
 		return 1;
 	}
-	err = cfi_table__from_elf(&t, ef, argv[optind], &sk);
+	err = cfi_table_from_elf(&t, ef, argv[optind], &sk);
 	if (err) {
 		fprintf(stderr, "cfi_dump: %s: %s\n", argv[optind],
 			err == -ENOENT ? "no CFI (.eh_frame or .debug_frame)" :
 			err == -ENOTSUP ? "not an x86_64 ELF64 file" :
 			strerror(-err));
-		elf_file__free(ef);
+		elf_file_free(ef);
 		return 1;
 	}
 	if (argc - optind == 2) {
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
 				argv[optind + 1]);
 			return 2;
 		}
-		r = cfi_table__find(t, addr);
+		r = cfi_table_find(t, addr);
 		if (r)
 			print_row(t, r, words);
 		else
@@ -84,8 +84,8 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < t->nr_rows; i++)
 			print_row(t, &t->rows[i], words);
 	}
-	cfi_table__free(t);
-	elf_file__free(ef);
+	cfi_table_free(t);
+	elf_file_free(ef);
 	return 0;
 usage:
 	fprintf(stderr, "usage: cfi_dump [-e] FILE [ADDR]\n");

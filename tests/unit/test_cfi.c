@@ -587,14 +587,14 @@ static struct cfi_table *table_of(const char *path, int want_err)
 {
 	struct elf_file *ef;
 	struct cfi_table *t = NULL;
-	int err = elf_file__new(&ef, path);
+	int err = elf_file_new(&ef, path);
 
 	CHECK(!err, "open %s: %d", path, err);
 	if (err)
 		return NULL;
-	err = cfi_table__from_elf(&t, ef, path, NULL);
+	err = cfi_table_from_elf(&t, ef, path, NULL);
 	CHECK(err == want_err, "%s: table: %d, want %d", path, err, want_err);
-	elf_file__free(ef);
+	elf_file_free(ef);
 	return t;
 }
 
@@ -604,7 +604,7 @@ static void compare_file(const char *path, const char *listing)
 
 	if (t)
 		compare(path, t, listing ? listing : path);
-	cfi_table__free(t);
+	cfi_table_free(t);
 }
 
 /* --------------------------------------------------------- the binaries */
@@ -620,7 +620,7 @@ static void test_system(void)
 	char path[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof(libs) / sizeof(*libs); i++) {
-		CHECK(!libpath__resolve(libs[i], 0, path, sizeof(path)),
+		CHECK(!libpath_resolve(libs[i], 0, path, sizeof(path)),
 		      "find lib%s", libs[i]);
 		compare_file(path, NULL);
 	}
@@ -663,7 +663,7 @@ static void test_workloads(const char *dir)
 		if (d->d_type != DT_REG)
 			continue;
 		if (!strcmp(d->d_name, "ia32")) {
-			cfi_table__free(table_of(path, -ENOTSUP));
+			cfi_table_free(table_of(path, -ENOTSUP));
 			continue;
 		}
 		if (is_elf64(path)) {
@@ -725,14 +725,14 @@ static void test_fixtures(const char *dir)
 	t = table_of(p, 0);
 	CHECK(t && !strcmp(t->source, ".eh_frame and .debug_frame"),
 	      "source: %s", t ? t->source : "-");
-	cfi_table__free(t);
+	cfi_table_free(t);
 	snprintf(p, sizeof(p), "%s/fx_cfi_dbg.stripped", dir);
 	snprintf(d, sizeof(d), "%s/fx_cfi_dbg.debug", dir);
 	compare_file(p, d);
 	t = table_of(p, 0);
 	CHECK(t && !strcmp(t->source, "the debug file's .debug_frame"),
 	      "source: %s", t ? t->source : "-");
-	cfi_table__free(t);
+	cfi_table_free(t);
 }
 
 /* -------------------------------------------------- hand-made sections */
@@ -802,7 +802,7 @@ static const char *rows_of(const struct bytes *b, bool debug_frame, char *out,
 	struct cfi_input in = { b->b, b->n, 0, debug_frame, NULL, 0 };
 	struct cfi_table *t;
 	size_t o = 0;
-	int err = cfi_table__parse(&t, &in);
+	int err = cfi_table_parse(&t, &in);
 
 	*out = '\0';
 	if (err) {
@@ -818,7 +818,7 @@ static const char *rows_of(const struct bytes *b, bool debug_frame, char *out,
 	}
 	if (skipped)
 		*skipped = t->nr_skipped;
-	cfi_table__free(t);
+	cfi_table_free(t);
 	return out;
 }
 
@@ -929,7 +929,7 @@ static void check_sound(const uint8_t *data, size_t size, size_t *ok,
 	struct cfi_table *t;
 	bool sound;
 
-	if (cfi_table__parse(&t, &in))
+	if (cfi_table_parse(&t, &in))
 		return;
 	sound = !t->nr_rows || t->rows[t->nr_rows - 1].kind == SW_CFI_NONE;
 	for (size_t i = 0; i < t->nr_rows; i++)
@@ -938,7 +938,7 @@ static void check_sound(const uint8_t *data, size_t size, size_t *ok,
 				 !same_row(&t->rows[i], &t->rows[i - 1])));
 	*unsound += !sound;
 	(*ok)++;
-	cfi_table__free(t);
+	cfi_table_free(t);
 }
 
 static void test_damage(const char *dir)
@@ -953,15 +953,15 @@ static void test_damage(const char *dir)
 	size_t ok = 0, unsound = 0;
 
 	snprintf(p, sizeof(p), "%s/fx_cfi", dir);
-	if (elf_file__new(&ef, p)) {
+	if (elf_file_new(&ef, p)) {
 		CHECK(0, "open %s", p);
 		return;
 	}
-	scn = elf_section_named(elf_file__elf(ef), ".eh_frame", &sh);
+	scn = elf_section_named(elf_file_elf(ef), ".eh_frame", &sh);
 	d = scn ? elf_getdata(scn, NULL) : NULL;
 	CHECK(d && d->d_size, "fx_cfi has .eh_frame");
 	if (!d || !d->d_size) {
-		elf_file__free(ef);
+		elf_file_free(ef);
 		return;
 	}
 	copy = malloc(d->d_size);
@@ -983,7 +983,7 @@ static void test_damage(const char *dir)
 	printf("damaged sections: %zu of %d parsed, %zu with unsound rows\n",
 	       ok, 20000 + (int)d->d_size + 1, unsound);
 	free(copy);
-	elf_file__free(ef);
+	elf_file_free(ef);
 }
 
 /* The fixed-step search finds what a plain scan finds, for every address. */
@@ -1071,7 +1071,7 @@ static void check_entry(const char *label, struct cfi_cache *c,
 			const struct cfi_table *t)
 {
 	size_t nrows, bad = 0;
-	const struct sw_cfi_row *rows = cfi_cache__rows(c, &nrows);
+	const struct sw_cfi_row *rows = cfi_cache_rows(c, &nrows);
 
 	CHECK(e && e->count == t->nr_rows && e->first + e->count <= nrows,
 	      "%s: entry of %u rows, table %zu", label, e ? e->count : 0,
@@ -1082,7 +1082,7 @@ static void check_entry(const char *label, struct cfi_cache *c,
 		uint64_t vaddr = t->base + t->rows[i].pc;
 
 		for (int back = 0; back < 2 && vaddr >= (uint64_t)back; back++) {
-			const struct sw_cfi_row *want = cfi_table__find(t, vaddr - back);
+			const struct sw_cfi_row *want = cfi_table_find(t, vaddr - back);
 			uint64_t addr = 0, rel;
 			size_t k;
 
@@ -1120,19 +1120,19 @@ static void test_cache(const char *dir, const char *vdso_copy)
 	pid[0] = spawn(fx, &in[0]);
 	pid[1] = spawn(fx, &in[1]);
 	CHECK(pid[0] > 0 && pid[1] > 0, "two fixtures running");
-	CHECK(!libpath__resolve("c", 0, libc, sizeof(libc)), "find libc");
+	CHECK(!libpath_resolve("c", 0, libc, sizeof(libc)), "find libc");
 	tl = table_of(libc, 0);
 	tv = table_of(vdso_copy, 0);
 	if (pid[0] <= 0 || pid[1] <= 0 || !tl || !tv ||
-	    cfi_cache__new(&c, SW_CFI_ROWS_DEFAULT))
+	    cfi_cache_new(&c, SW_CFI_ROWS_DEFAULT))
 		goto out;
 
-	CHECK(!cfi_cache__proc(c, pid[0], maps[0], SW_CFI_PROC_MAPS, &nr[0], &room[0]),
+	CHECK(!cfi_cache_proc(c, pid[0], maps[0], SW_CFI_PROC_MAPS, &nr[0], &room[0]),
 	      "first process");
-	cfi_cache__stats(c, &st1);
-	CHECK(!cfi_cache__proc(c, pid[1], maps[1], SW_CFI_PROC_MAPS, &nr[1], &room[1]),
+	cfi_cache_stats(c, &st1);
+	CHECK(!cfi_cache_proc(c, pid[1], maps[1], SW_CFI_PROC_MAPS, &nr[1], &room[1]),
 	      "second process");
-	cfi_cache__stats(c, &st2);
+	cfi_cache_stats(c, &st2);
 	/* fx_cfi, libc, ld.so, the vDSO: each once, shared by the second */
 	CHECK(nr[0] == 4 && nr[1] == 4 && !room[0] && !room[1],
 	      "%zu and %zu mappings", nr[0], nr[1]);
@@ -1156,26 +1156,26 @@ static void test_cache(const char *dir, const char *vdso_copy)
 		else
 			CHECK(0, "vdso mapped");
 	}
-	cfi_cache__free(c);
+	cfi_cache_free(c);
 
 	/* a store one row too small for libc: refused whole, and counted */
-	if (!cfi_cache__new(&c, tl->nr_rows - 1)) {
+	if (!cfi_cache_new(&c, tl->nr_rows - 1)) {
 		struct sw_cfi_map e;
 
 		CHECK(mapping(pid[0], "/libc.so.6", &m, buf, sizeof(buf)) &&
-		      cfi_cache__map(c, pid[0], &m, &e) == -ENOSPC, "libc does not fit");
+		      cfi_cache_map(c, pid[0], &m, &e) == -ENOSPC, "libc does not fit");
 		CHECK(mapping(pid[0], "[vdso]", &m, buf, sizeof(buf)) &&
-		      !cfi_cache__map(c, pid[0], &m, &e), "the vDSO does");
-		cfi_cache__stats(c, &st1);
+		      !cfi_cache_map(c, pid[0], &m, &e), "the vDSO does");
+		cfi_cache_stats(c, &st1);
 		CHECK(st1.tables == 1 && st1.rows == tv->nr_rows && st1.no_room == 1 &&
 		      st1.no_room_rows == tl->nr_rows && !st1.no_cfi,
 		      "tables %zu rows %zu refused %zu (%zu rows)", st1.tables,
 		      st1.rows, st1.no_room, st1.no_room_rows);
-		cfi_cache__free(c);
+		cfi_cache_free(c);
 	}
 out:
-	cfi_table__free(tl);
-	cfi_table__free(tv);
+	cfi_table_free(tl);
+	cfi_table_free(tv);
 	reap(pid[0], in[0]);
 	reap(pid[1], in[1]);
 }
@@ -1219,7 +1219,7 @@ static int map_file(struct cfi_cache *c, const char *path, uint64_t pgoff,
 	m.ino = st.st_ino;
 	m.maj = major(st.st_dev);
 	m.min = minor(st.st_dev);
-	return cfi_cache__map(c, getpid(), &m, e);
+	return cfi_cache_map(c, getpid(), &m, e);
 }
 
 /*
@@ -1249,21 +1249,21 @@ static void test_forged_build_id(const char *dir)
 	t = table_of(fx, 0);
 	if (t && t->nr_segs)
 		pg = t->segs[0].offset & ~4095ULL;
-	cfi_table__free(t);
-	if (cfi_cache__new(&c, SW_CFI_ROWS_DEFAULT))
+	cfi_table_free(t);
+	if (cfi_cache_new(&c, SW_CFI_ROWS_DEFAULT))
 		goto out;
 	CHECK(!map_file(c, fx, pg, 0x10000000, &e0) &&
 	      !map_file(c, same, pg, 0x20000000, &e1) &&
 	      !map_file(c, forged, pg, 0x30000000, &e2) &&
 	      !map_file(c, same, pg, 0x40000000, &again), "all four mapped");
-	cfi_cache__stats(c, &st);
+	cfi_cache_stats(c, &st);
 	CHECK(e1.first == e0.first && e1.count == e0.count &&
 	      again.first == e0.first, "the copy shares the table");
 	CHECK(e2.first == e0.first + e0.count && st.tables == 2 &&
 	      st.rows == (size_t)e0.count + e2.count, "the forged one has its "
 	      "own: %zu tables, %zu rows", st.tables, st.rows);
 	CHECK(e0.bias - 0x10000000 == e1.bias - 0x20000000, "the same bias");
-	cfi_cache__free(c);
+	cfi_cache_free(c);
 out:
 	unlink(same);
 	unlink(forged);
