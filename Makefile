@@ -26,7 +26,7 @@ WALKERS   := getstack stackmap fp
 BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
-SW_SRCS   := src/session.c src/explain.c src/walker.c src/tracepipe.c src/probe.c src/output.c src/deltas.c src/cmd.c \
+SW_SRCS   := src/session.c src/explain.c src/walker.c src/tracepipe.c src/probe.c src/output.c src/frame.c src/out_json.c src/deltas.c src/cmd.c \
              src/calib.c src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c \
              compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
@@ -37,14 +37,15 @@ SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o
 DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
              gcc make systemtap-sdt-dev bats file man-db liblzma-dev libiberty-dev \
              g++ xz-utils
+# Debian packages only the tests need (formats.bats reads the outputs).
+TEST_PKGS := jq
 
-.PHONY: all deps demo test vmtest vmtest-deps bench clean
+.PHONY: all deps test-deps demo test vmtest vmtest-deps bench clean
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
 
 # Installs only what is missing, so a ready machine pays one dpkg query.
-deps: $(BUILD)/.deps
-$(BUILD)/.deps: Makefile
-	@missing=$$(for p in $(DEPS); do \
+define install_missing
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
@@ -53,6 +54,15 @@ $(BUILD)/.deps: Makefile
 			apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@mkdir -p $(@D) && touch $@
+endef
+
+deps: $(BUILD)/.deps
+$(BUILD)/.deps: Makefile
+	$(call install_missing,$(DEPS))
+
+test-deps: $(BUILD)/.test-deps
+$(BUILD)/.test-deps: Makefile | $(BUILD)/.deps
+	$(call install_missing,$(TEST_PKGS))
 
 $(GEN): gen/walker.py | $(BUILD)/.deps
 	@mkdir -p $(@D)
@@ -106,7 +116,7 @@ include tests/bench/bench.mk
 TEST_DEPS := $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
              $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle
 
-test: $(TEST_DEPS) vmtest-deps
+test: $(TEST_DEPS) $(BUILD)/.test-deps vmtest-deps
 	@tests/run.sh
 
 # The kernel matrix: Debian's cloud 6.1 (kprobes, ORC) and a 6.1 built with

@@ -11,20 +11,26 @@
 #include <string.h>
 #include <time.h>
 #include "deltas.h"
+#include "formats.h"
 #include "output.h"
 #include "session.h"
 
 struct tool {
 	struct session s;
 	long interval;		/* seconds; 0: once, at the end */
-	bool timestamp, offset, verbose, delimited, folded;
+	bool timestamp, offset, verbose, delimited, folded, json;
+	long long start_ms, last_ms;	/* tracing began; the last print */
+	long long start_ns;		/* wall clock when tracing began */
 	struct sw_format fmt;
 	struct deltas *deltas;
 };
 
+enum { OPT_JSON = OPT_TOOL };
+
 static const char usage[] =
 "usage: stackcount [-h] [-p PID] [-c CPU] [-i INTERVAL] [-D DURATION] [-T]\n"
-"                  [-r] [-s] [-P] [-K] [-U] [-v] [-d] [-f] [--debug]\n"
+"                  [-r] [-s] [-P] [-K] [-U] [-v] [-d] [-f] [--json]\n"
+"                  [--debug]\n"
 "                  [--walker {auto,fp,stackmap,getstack}]\n"
 "                  [--stack-storage-size SIZE] [--legacy[=VERSION]]\n"
 "                  [--kernel-features] [--no-demangle]\n"
@@ -59,6 +65,8 @@ static const char help[] =
 "  -v, --verbose         show raw addresses\n"
 "  -d, --delimited       insert delimiter between kernel/user stacks\n"
 "  -f, --folded          output folded format\n"
+"  --json                output one JSON document (per interval): stacks,\n"
+"                        frames, counts, losses (schema: man stackcount)\n"
 "  --debug               print BPF program before starting (for debugging\n"
 "                        purposes), and why its walker was chosen\n"
 "  --walker WALKER       auto (default), getstack (4.18+), stackmap (4.6+)\n"
@@ -88,7 +96,8 @@ static const char help[] =
 "    ./stackcount -c 1 put_prev_entity   # count put_prev_entity stacks for CPU 1 only\n"
 "    ./stackcount -K t:sched:sched_switch   # kernel stacks only\n"
 "    ./stackcount -U t:sched:sched_switch   # user stacks only\n"
-"    ./stackcount -U ./app:work -- ./app    # run ./app, count stacks of work()\n";
+"    ./stackcount -U ./app:work -- ./app    # run ./app, count stacks of work()\n"
+"    ./stackcount --json -D 5 submit_bio | jq .   # the counts as JSON\n";
 
 static int parse_args(int argc, char **argv, struct tool *t)
 {
@@ -101,6 +110,7 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "delimited", no_argument, NULL, 'd' },
 		{ "folded", no_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, OPT_JSON },
 		SESSION_LONGOPTS,
 		{}
 	};
@@ -135,11 +145,34 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		case 'v': t->verbose = true; break;
 		case 'd': t->delimited = true; break;
 		case 'f': t->folded = true; break;
+		case OPT_JSON: t->json = true; break;
 		default:
 			return session_unknown(o, c, argv);
 		}
 	}
+	if (t->json && t->folded)
+		return session_die(o->tool, "--json and -f are two formats of the "
+				   "output; give one") + 1;
 	return session_args_done(o, optind, argc, argv);
+}
+
+static void run_info(struct tool *t, struct sw_run *r, long long since_ms,
+		     const char *ts)
+{
+	struct session *s = &t->s;
+
+	*r = (struct sw_run){
+		.tool = s->o.tool,
+		.pattern = s->o.pattern,
+		.walker = sw_walker_name(s->wo.kind),
+		.probes = s->targets.matched,
+		.start_ns = t->start_ns,
+		.seconds = (session_now_ms() - since_ms) / 1000.0,
+		.time = ts,
+		.keyed = s->wo.per_process,
+	};
+	if (!session_losses(s, &r->losses))
+		session_loss_line(s, &r->losses, r->lost_line, sizeof(r->lost_line));
 }
 
 /* Returns 0, or the output's error (the counts are lost then). */
@@ -147,6 +180,7 @@ static int print_interval(struct tool *t)
 {
 	FILE *out = t->s.out;
 	struct sw_stacks st = {};
+	struct sw_run r;
 	char ts[16];
 	time_t now;
 	int err;
@@ -155,15 +189,21 @@ static int print_interval(struct tool *t)
 	err = walker__read(t->s.w, &st);
 	if (!err && t->interval)
 		err = deltas__apply(t->deltas, &st);
-	if (!t->folded)
-		fputc('\n', out);
 	if (t->timestamp) {
 		now = time(NULL);
 		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
-		fprintf(out, "%-8s\n", ts);
 	}
-	if (!err)
+	if (!t->folded && !t->json)
+		fputc('\n', out);
+	if (t->timestamp && !t->json)
+		fprintf(out, "%-8s\n", ts);
+	if (!err && t->json) {
+		run_info(t, &r, t->last_ms, t->timestamp ? ts : NULL);
+		err = sw_json_stacks(out, &st, t->s.sym, &t->fmt, &r);
+	} else if (!err) {
 		err = sw_print_stacks(out, &st, t->s.sym, &t->fmt);
+	}
+	t->last_ms = session_now_ms();
 	if (err)
 		session_die("stackcount", "cannot read the counted stacks: %s",
 			    strerror(-err));
@@ -195,20 +235,25 @@ static int run(struct tool *t)
 	};
 	if (t->interval && deltas__new(&t->deltas))
 		return session_die("stackcount", "out of memory");
-	if (!t->folded)
+	if (!t->folded && !t->json)
 		fprintf(s->out, "Tracing %u functions for \"%s\"... Hit Ctrl-C to end.\n",
 			s->targets.matched, s->o.pattern);
 	/* nowhere to print (a full disk, a closed pipe): no point tracing */
 	if (!session_flush(s)) {
+		struct timespec now;
+
 		e = session_go(s);
 		if (e)
 			return e;
+		clock_gettime(CLOCK_REALTIME, &now);
+		t->start_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
+		t->start_ms = t->last_ms = session_now_ms();
 		if (t->interval)
 			next = session_now_ms() + t->interval * 1000;
 		while (session_wait(s, next, -1) == WAKE_TIMEOUT &&
 		       !print_interval(t))
 			next += t->interval * 1000;
-		if (!s->out_err && !print_interval(t) && !t->folded)
+		if (!s->out_err && !print_interval(t) && !t->folded && !t->json)
 			fprintf(s->out, "Detaching...\n");
 	}
 	return session_end(s, session_stop(s));

@@ -1,0 +1,149 @@
+#!/usr/bin/env bats
+# The outputs for programs and people: JSON, pprof and SVG, each checked
+# against the text output of the same workload, stack by stack.
+
+load helpers
+
+SN=$TOP/build/stacksnoop
+
+teardown() {
+	teardown_processes
+	[ -n "${SN_PID:-}" ] && kill -INT "$SN_PID" 2>/dev/null && wait "$SN_PID" 2>/dev/null
+	return 0
+}
+
+# The text output's stacks, as stackcount prints them between its Tracing
+# and Detaching lines, PIDs normalized.
+text_stacks() {
+	sed -e '1,2d' -e '/^Detaching\.\.\.$/d' | normalize
+}
+
+# stackcount --json's stacks laid out as the text output lays them out:
+# kernel frames ("func [module]" for a module's), "--" with -d ($1 = 1),
+# user frames, "comm [PID]" when keyed by process, the count.
+json_as_text() {
+	jq -r --argjson d "${1:-0}" '.stacks[] |
+		(.frames[] | select(.kind == "kernel") |
+			"  " + .name + (if .module and .offset != null then " [" + .module + "]" else "" end)),
+		(if $d == 1 then "    --" else empty end),
+		(.frames[] | select(.kind == "user") | "  " + .name),
+		(if .comm then "    \(.comm) [PID]" else empty end),
+		"    \(.count)", ""'
+}
+
+@test "--json: the text output's stacks and counts, frame by frame (user functions)" {
+	run --separate-stderr "$SC" -U "$W/paths:work" -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	text=$(echo "$output" | text_stacks)
+	run --separate-stderr "$SC" -U --json "$W/paths:work" -- \
+		sh -c "echo \$\$ > $BATS_TEST_TMPDIR/pid; exec $W/paths 2"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	# one document, on one line
+	[ "$(echo "$output" | wc -l)" -eq 1 ]
+	json=$(echo "$output" | json_as_text)
+	diff -u <(echo "$text") <(echo "$json")
+	pid=$(cat "$BATS_TEST_TMPDIR/pid")
+	doc=$output
+	q() { echo "$doc" | jq -c "$@"; }
+	[ "$(q '[.tool, .pattern, .walker != null, .probes, .total]')" = \
+	  "[\"stackcount\",\"$W/paths:work\",true,1,12]" ]
+	[ "$(q '[.stacks[] | [.count, .comm, .pid]]')" = \
+	  "[[2,\"paths\",$pid],[4,\"paths\",$pid],[6,\"paths\",$pid]]" ]
+	# every loss counter, each 0
+	[ "$(q '.lost | to_entries | map("\(.key)=\(.value)") | join(" ")')" = \
+	  '"counts_map_full=0 kernel_stack_collisions=0 user_stack_collisions=0 stack_map_full=0 follow_map_full=0 perf_buffer_full=0 tail_call_failed=0 chunk_map_full=0 ia32_not_walked=0 partial_stacks=0 trace_lines_overwritten=0 mapping_records=0"' ]
+	# the frame where work fired: the probe's address, offset 0, in paths
+	work=$(nm "$W/paths" | awk '$3 == "work" { print $1 }')
+	[ "$(q '.stacks[0].frames[0] | [.kind, .name, .offset, .module, .path, .module_offset]')" = \
+	  "[\"user\",\"work\",0,\"paths\",\"$W/paths\",\"$(printf '0x%x' $((0x$work)))\"]" ]
+	# a return address: its offset in the caller, and one load bias for both
+	via_a=$(nm "$W/paths" | awk '$3 == "via_a" { print $1 }')
+	ret=$(objdump -d --no-show-raw-insn "$W/paths" | sed -n '/<via_a>:/,/^$/p' |
+		grep -A1 'call.*<work>' | tail -n1)
+	ret=${ret%%:*}
+	ret=$((0x${ret// /}))
+	[ "$(q '.stacks[0].frames[1] | [.name, .offset, .module_offset]')" = \
+	  "[\"via_a\",$((ret - 0x$via_a)),\"$(printf '0x%x' $ret)\"]" ]
+	bias=$(q -r '.stacks[0].frames[:2] | map((.address | ltrimstr("0x")) + " " + (.module_offset | ltrimstr("0x"))) | .[]' |
+		while read -r a o; do printf '%x\n' $((0x$a - 0x$o)); done | sort -u)
+	[ "$(echo "$bias" | wc -l)" -eq 1 ]
+}
+
+@test "--json: kernel and user frames of a tracepoint, with their kinds, as the text output" {
+	run --separate-stderr "$SC" -d --walker getstack t:syscalls:sys_enter_getppid -- "$W/paths" 3
+	[ "$status" -eq 0 ]
+	text=$(echo "$output" | text_stacks)
+	run --separate-stderr "$SC" -d --json --walker getstack t:syscalls:sys_enter_getppid -- "$W/paths" 3
+	[ "$status" -eq 0 ]
+	json=$(echo "$output" | json_as_text 1)
+	diff -u <(echo "$text") <(echo "$json")
+	# kernel addresses as strings: a number would lose their low bits
+	echo "$output" | jq -e '[.stacks[0].frames[] | select(.kind == "kernel") | .address | test("^0xffff[0-9a-f]{12}$")] | all'
+	[ "$(echo "$output" | jq -c '[.stacks[0].frames[].kind] | unique')" = '["kernel","user"]' ]
+}
+
+@test "--json -i: one document per interval, each with its own counts; -T adds the time" {
+	start_phases
+	start_json() {
+		"$SC" "$@" > "$BATS_TEST_TMPDIR/sc.out" 2> "$BATS_TEST_TMPDIR/sc.err" &
+		SC_PID=$!
+	}
+	start_json --json -T -U -i 1 -p "$PHASES_PID" "$W/phases:work"
+	# attached once the first (empty) interval is out
+	wait_for '"stacks":\[\]' "$BATS_TEST_TMPDIR/sc.out"
+	phase 5
+	wait_for '"total":5,' "$BATS_TEST_TMPDIR/sc.out"
+	phase 7
+	wait_for '"total":7,' "$BATS_TEST_TMPDIR/sc.out"
+	stop_sc
+	stop_phases
+	[ "$(jq -c 'select(.total > 0) | [.total, [.stacks[].count]]' "$BATS_TEST_TMPDIR/sc.out")" = \
+	  "$(printf '[5,[5]]\n[7,[7]]')" ]
+	jq -e '.time | test("^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$")' "$BATS_TEST_TMPDIR/sc.out" > /dev/null
+}
+
+@test "--json and -f together: a usage error" {
+	run --separate-stderr "$SC" --json -f "$W/paths:work"
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "stackcount: --json and -f are two formats of the output; give one" ]
+}
+
+@test "stacksnoop --json: one object per event, in order, frames as the text output names them" {
+	run --separate-stderr "$SN" --json "$W/snoop:target" -- \
+		sh -c "exec $W/snoop > $BATS_TEST_TMPDIR/pid"
+	[ "$status" -eq 0 ]
+	pid=$(cat "$BATS_TEST_TMPDIR/pid")
+	diff -u - <(echo "$output" | jq -c '[.comm, .pid, .tid, [.frames[] | .kind + ":" + .name]]') <<EOF
+["snoop",$pid,$pid,["user:target","user:first","user:main","user:[unknown]"]]
+["snoop",$pid,$pid,["user:target","user:second","user:main","user:[unknown]"]]
+["snoop",$pid,$pid,["user:target","user:third_inner","user:third","user:main","user:[unknown]"]]
+EOF
+	# times in order, as numbers
+	echo "$output" | jq -s -e '[.[].time] | . == sort and (.[0] | type) == "number"'
+}
+
+@test "stacksnoop --json | jq: each event arrives while tracing goes on" {
+	local t=$BATS_TEST_TMPDIR
+	start_phases
+	mkfifo "$t/sn.pipe"
+	jq -c --unbuffered '[.pid, [.frames[].name]]' < "$t/sn.pipe" > "$t/sn.out" &
+	JQ_PID=$!
+	"$SN" --json -p "$PHASES_PID" "$W/phases:work" > "$t/sn.pipe" 2> "$t/sn.err" &
+	SN_PID=$!
+	# no header: attached once a call shows; each one then shows at once
+	for ((i = 0; i < 100; i++)); do
+		phase 1
+		[ -s "$t/sn.out" ] && break
+		sleep 0.1
+	done
+	n=$(wc -l < "$t/sn.out")
+	phase 2
+	wait_for "" "$t/sn.out" $((n + 2))
+	[ "$(tail -n1 "$t/sn.out")" = "[$PHASES_PID,[\"work\",\"via_a\",\"main\",\"[unknown]\"]]" ]
+	kill -INT "$SN_PID"
+	wait "$SN_PID"
+	wait "$JQ_PID"
+	stop_phases
+	[ "$(wc -l < "$t/sn.out")" -eq $((n + 2)) ]
+}
