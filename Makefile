@@ -26,7 +26,7 @@ WALKERS   := getstack stackmap fp
 BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
-SW_SRCS   := src/session.c src/explain.c src/walker.c src/tracepipe.c src/probe.c src/output.c src/frame.c src/out_json.c src/deltas.c src/cmd.c \
+SW_SRCS   := src/session.c src/explain.c src/walker.c src/tracepipe.c src/probe.c src/output.c src/frame.c src/out_json.c src/pprof.c src/deltas.c src/cmd.c \
              src/calib.c src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c \
              compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
@@ -38,7 +38,7 @@ DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
              gcc make systemtap-sdt-dev bats file man-db liblzma-dev libiberty-dev \
              g++ xz-utils
 # Debian packages only the tests need (formats.bats reads the outputs).
-TEST_PKGS := jq
+TEST_PKGS := jq golang-go
 
 .PHONY: all deps test-deps demo test vmtest vmtest-deps bench clean
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The outputs beside the text and folded ones (output.h): JSON for
- * programs.  Each takes the counted stacks as the text output does, and what
+ * programs, a pprof profile for profiling systems.  Each takes the counted stacks as the text output does, and what
  * the run was (struct sw_run).
  */
 #ifndef SW_FORMATS_H
@@ -29,5 +29,9 @@ int sw_json_stacks(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 /* stacksnoop --json: one object for the event, on one line. */
 int sw_json_event(FILE *out, const struct sw_event *ev, const char *comm,
 		  struct symbolizer *sym, const struct sw_format *fmt);
+
+/* stackcount --pprof: a gzipped profile.proto to fd (closed). */
+int sw_pprof_write(int fd, const struct sw_stacks *s, struct symbolizer *sym,
+		   const struct sw_format *fmt, const struct sw_run *run);
 
 #endif

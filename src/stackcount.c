@@ -5,11 +5,13 @@
  * kernel from 4.1.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "deltas.h"
 #include "formats.h"
 #include "output.h"
@@ -19,18 +21,21 @@ struct tool {
 	struct session s;
 	long interval;		/* seconds; 0: once, at the end */
 	bool timestamp, offset, verbose, delimited, folded, json;
+	const char *pprof_path;		/* --pprof: NULL if not */
+	int pprof_fd;
+	int files_failed;		/* the exit status when they could not be */
 	long long start_ms, last_ms;	/* tracing began; the last print */
 	long long start_ns;		/* wall clock when tracing began */
 	struct sw_format fmt;
 	struct deltas *deltas;
 };
 
-enum { OPT_JSON = OPT_TOOL };
+enum { OPT_JSON = OPT_TOOL, OPT_PPROF };
 
 static const char usage[] =
 "usage: stackcount [-h] [-p PID] [-c CPU] [-i INTERVAL] [-D DURATION] [-T]\n"
 "                  [-r] [-s] [-P] [-K] [-U] [-v] [-d] [-f] [--json]\n"
-"                  [--debug]\n"
+"                  [--pprof FILE] [--debug]\n"
 "                  [--walker {auto,fp,stackmap,getstack}]\n"
 "                  [--stack-storage-size SIZE] [--legacy[=VERSION]]\n"
 "                  [--kernel-features] [--no-demangle]\n"
@@ -67,6 +72,9 @@ static const char help[] =
 "  -f, --folded          output folded format\n"
 "  --json                output one JSON document (per interval): stacks,\n"
 "                        frames, counts, losses (schema: man stackcount)\n"
+"  --pprof FILE          also write the counts of the whole run to FILE as a\n"
+"                        gzipped pprof profile (go tool pprof, Parca, ...)\n"
+
 "  --debug               print BPF program before starting (for debugging\n"
 "                        purposes), and why its walker was chosen\n"
 "  --walker WALKER       auto (default), getstack (4.18+), stackmap (4.6+)\n"
@@ -97,7 +105,8 @@ static const char help[] =
 "    ./stackcount -K t:sched:sched_switch   # kernel stacks only\n"
 "    ./stackcount -U t:sched:sched_switch   # user stacks only\n"
 "    ./stackcount -U ./app:work -- ./app    # run ./app, count stacks of work()\n"
-"    ./stackcount --json -D 5 submit_bio | jq .   # the counts as JSON\n";
+"    ./stackcount --json -D 5 submit_bio | jq .   # the counts as JSON\n"
+"    ./stackcount --pprof io.pb.gz -D 5 submit_bio   # also write a pprof profile\n";
 
 static int parse_args(int argc, char **argv, struct tool *t)
 {
@@ -111,6 +120,7 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		{ "delimited", no_argument, NULL, 'd' },
 		{ "folded", no_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
 		SESSION_LONGOPTS,
 		{}
 	};
@@ -146,6 +156,7 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		case 'd': t->delimited = true; break;
 		case 'f': t->folded = true; break;
 		case OPT_JSON: t->json = true; break;
+		case OPT_PPROF: t->pprof_path = optarg; break;
 		default:
 			return session_unknown(o, c, argv);
 		}
@@ -154,6 +165,22 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		return session_die(o->tool, "--json and -f are two formats of the "
 				   "output; give one") + 1;
 	return session_args_done(o, optind, argc, argv);
+}
+
+/* Created before tracing, so that a path that cannot be is said at once. */
+static int open_files(struct tool *t)
+{
+	const char *tool = t->s.o.tool;
+
+	if (t->pprof_path) {
+		t->pprof_fd = open(t->pprof_path, O_WRONLY | O_CREAT | O_TRUNC |
+				   O_CLOEXEC, 0644);
+		if (t->pprof_fd < 0)
+			return session_die(tool, "cannot create %s: %s; give --pprof "
+					   "a path that can be written", t->pprof_path,
+					   strerror(errno));
+	}
+	return 0;
 }
 
 static void run_info(struct tool *t, struct sw_run *r, long long since_ms,
@@ -175,8 +202,29 @@ static void run_info(struct tool *t, struct sw_run *r, long long since_ms,
 		session_loss_line(s, &r->losses, r->lost_line, sizeof(r->lost_line));
 }
 
-/* Returns 0, or the output's error (the counts are lost then). */
-static int print_interval(struct tool *t)
+/* --pprof: the whole run, from the cumulative counts. */
+static int write_files(struct tool *t, const struct sw_stacks *st)
+{
+	const char *tool = t->s.o.tool;
+	struct sw_run r;
+	int e;
+
+	run_info(t, &r, t->start_ms, NULL);
+	if (t->pprof_path) {
+		e = sw_pprof_write(t->pprof_fd, st, t->s.sym, &t->fmt, &r);
+		t->pprof_fd = -1;
+		if (e)
+			return session_die(tool, "cannot write %s: %s", t->pprof_path,
+					   strerror(-e));
+	}
+	return 0;
+}
+
+/*
+ * Returns 0, or the output's error (the counts are lost then); the last
+ * one (final) writes --pprof too.
+ */
+static int print_interval(struct tool *t, bool final)
 {
 	FILE *out = t->s.out;
 	struct sw_stacks st = {};
@@ -187,6 +235,8 @@ static int print_interval(struct tool *t)
 
 	session_sync(&t->s);
 	err = walker__read(t->s.w, &st);
+	if (!err && final)
+		t->files_failed = write_files(t, &st);
 	if (!err && t->interval)
 		err = deltas__apply(t->deltas, &st);
 	if (t->timestamp) {
@@ -235,6 +285,9 @@ static int run(struct tool *t)
 	};
 	if (t->interval && deltas__new(&t->deltas))
 		return session_die("stackcount", "out of memory");
+	e = open_files(t);
+	if (e)
+		return e;
 	if (!t->folded && !t->json)
 		fprintf(s->out, "Tracing %u functions for \"%s\"... Hit Ctrl-C to end.\n",
 			s->targets.matched, s->o.pattern);
@@ -251,17 +304,19 @@ static int run(struct tool *t)
 		if (t->interval)
 			next = session_now_ms() + t->interval * 1000;
 		while (session_wait(s, next, -1) == WAKE_TIMEOUT &&
-		       !print_interval(t))
+		       !print_interval(t, false))
 			next += t->interval * 1000;
-		if (!s->out_err && !print_interval(t) && !t->folded && !t->json)
+		/* with no reader left, the files still get the counts */
+		if (!print_interval(t, true) && !t->folded && !t->json)
 			fprintf(s->out, "Detaching...\n");
 	}
-	return session_end(s, session_stop(s));
+	e = session_end(s, session_stop(s));
+	return e ? e : t->files_failed;
 }
 
 int main(int argc, char **argv)
 {
-	struct tool t = {};
+	struct tool t = { .pprof_fd = -1 };
 	int rc;
 
 	rc = parse_args(argc, argv, &t);
@@ -272,5 +327,7 @@ int main(int argc, char **argv)
 		rc = run(&t);
 	session_free(&t.s);
 	deltas__free(t.deltas);
+	if (t.pprof_fd >= 0)
+		close(t.pprof_fd);
 	return rc;
 }

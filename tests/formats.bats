@@ -147,3 +147,129 @@ EOF
 	stop_phases
 	[ "$(wc -l < "$t/sn.out")" -eq $((n + 2)) ]
 }
+
+@test "--json: the losses the text output reports, by cause" {
+	run --separate-stderr "$SC" --json -U --walker stackmap --stack-storage-size 1 \
+		"$W/snoop:target" -- sh -c "exec $W/snoop > /dev/null"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == "2 stacks lost: 2 to "* ]]
+	# the cause the line names, and no other
+	case $stderr in
+	*"to user stack id collisions"*) key=user_stack_collisions ;;
+	*"to a full stack map"*) key=stack_map_full ;;
+	esac
+	[ "$(echo "$output" | jq -c --arg k "$key" '[.lost[$k], ([.lost[]] | add), .total]')" = "[2,2,1]" ]
+}
+
+pprof() {
+	HOME=$BATS_TEST_TMPDIR GOCACHE=$BATS_TEST_TMPDIR/gocache go tool pprof "$@"
+}
+
+# pprof -traces laid out as the text output: frames, "comm [PID]" from the
+# comm label, the count.
+traces_as_text() {
+	awk '
+	function flush(i) {
+		if (cnt != "") {
+			for (i = 1; i <= nf; i++)
+				print "  " f[i]
+			if (comm != "")
+				print "    " comm " [PID]"
+			print "    " cnt
+			print ""
+		}
+		nf = 0; cnt = ""; comm = ""
+	}
+	/^-----------\+/ { flush(); started = 1; next }
+	!started { next }
+	/^ +comm: / { sub(/^ +comm: +/, ""); comm = $0; next }
+	/^ +pid: / { next }
+	/^ +[0-9]+   / { cnt = $1; sub(/^ +[0-9]+   /, ""); f[++nf] = $0; next }
+	{ sub(/^ +/, ""); f[++nf] = $0 }
+	END { flush() }'
+}
+
+# Stacks in the text output's layout, one line each, sorted.
+one_line() {
+	awk 'BEGIN { RS = ""; FS = "\n" } { s = $1; for (i = 2; i <= NF; i++) s = s "|" $i; print s }' | sort
+}
+
+@test "--pprof: go tool pprof shows the text output's stacks and counts (user functions)" {
+	run --separate-stderr "$SC" -U --pprof "$BATS_TEST_TMPDIR/p.pb.gz" "$W/paths:work" -- \
+		sh -c "echo \$\$ > $BATS_TEST_TMPDIR/pid; exec $W/paths 2"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	pid=$(cat "$BATS_TEST_TMPDIR/pid")
+	text=$(echo "$output" | text_stacks | one_line)
+	[ "$(echo "$text" | wc -l)" -eq 3 ]
+	# gzip, then the protobuf
+	[ "$(head -c2 "$BATS_TEST_TMPDIR/p.pb.gz" | od -An -tx1 | tr -d ' ')" = "1f8b" ]
+	run pprof -traces "$BATS_TEST_TMPDIR/p.pb.gz"
+	[ "$status" -eq 0 ]
+	diff -u <(echo "$text") <(echo "$output" | traces_as_text | one_line)
+	echo "$output" | grep -qx "stackcount $W/paths:work"
+	echo "$output" | grep -qx 'Type: events'
+	# the program's mapping, by its path and build-id, holds its frames
+	run pprof -raw "$BATS_TEST_TMPDIR/p.pb.gz"
+	[ "$status" -eq 0 ]
+	id=$(readelf -n "$W/paths" | awk '/Build ID/ { print $3 }')
+	m=$(echo "$output" | sed -n "s|^\([0-9]*\): 0x[0-9a-f]*/0x[0-9a-f]*/0x[0-9a-f]* $W/paths $id \[FN\]$|\1|p")
+	[ -n "$m" ]
+	[ "$(echo "$output" | awk -v m="M=$m" '$3 == m { print $4 }' | sort -u | tr '\n' ' ')" = \
+	  "deep2 deep3 main via_a via_b work " ]
+	echo "$output" | grep -q "^events/count$"
+	# each sample labelled with its process
+	[ "$(echo "$output" | grep -E '^ +(comm|pid):' | sort | uniq -c | tr -s ' ')" = \
+	  "$(printf ' 3 comm:[paths]\n 3 pid:[%s]' "$pid")" ]
+}
+
+@test "--pprof: kernel and user frames of a tracepoint as the text output; the kernel its own mapping" {
+	run --separate-stderr "$SC" --walker getstack --pprof "$BATS_TEST_TMPDIR/p.pb.gz" \
+		t:syscalls:sys_enter_getppid -- "$W/paths" 3
+	[ "$status" -eq 0 ]
+	text=$(echo "$output" | text_stacks | one_line)
+	run pprof -traces "$BATS_TEST_TMPDIR/p.pb.gz"
+	[ "$status" -eq 0 ]
+	diff -u <(echo "$text") <(echo "$output" | traces_as_text | one_line)
+	run pprof -raw "$BATS_TEST_TMPDIR/p.pb.gz"
+	echo "$output" | grep -Eq '^[0-9]+: 0xffff800000000000/0xffffffffffffffff/0x0 \[kernel\.kallsyms\] '
+	k=$(echo "$output" | sed -n 's/^\([0-9]*\): .* \[kernel\.kallsyms\] .*/\1/p')
+	[ "$(echo "$output" | awk -v m="M=$k" '$3 == m && $4 == "do_syscall_64"' | wc -l)" -eq 1 ]
+}
+
+@test "--pprof: two runs' profiles merge (go tool pprof -proto a b), counts adding up stack by stack" {
+	"$SC" -U --pprof "$BATS_TEST_TMPDIR/a.pb.gz" "$W/paths:work" -- "$W/paths" 2 > /dev/null
+	"$SC" -U --pprof "$BATS_TEST_TMPDIR/b.pb.gz" "$W/paths:work" -- "$W/paths" 3 > /dev/null
+	pprof -proto "$BATS_TEST_TMPDIR/a.pb.gz" "$BATS_TEST_TMPDIR/b.pb.gz" > "$BATS_TEST_TMPDIR/m.pb.gz"
+	run pprof -top "$BATS_TEST_TMPDIR/m.pb.gz"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q '^Showing nodes accounting for 30, 100% of 30 total$'
+	# each stack once per run (the pid labels differ): summed by frames
+	run pprof -traces "$BATS_TEST_TMPDIR/m.pb.gz"
+	diff -u - <(echo "$output" | traces_as_text | grep -vx '    paths \[PID\]' |
+		awk 'BEGIN { RS = ""; FS = "\n" } { s = ""; for (i = 1; i < NF; i++) s = s $i; n[s] += $NF }
+		     END { for (s in n) print n[s] + 0, s }' | sort -n) <<'EOF'
+5   work  via_a  main  [unknown]
+10   work  via_b  main  [unknown]
+15   work  via_a  deep3  deep2  main  [unknown]
+EOF
+}
+
+@test "--pprof: the lost stacks as a comment, the line the text output says" {
+	run --separate-stderr "$SC" -U --walker stackmap --stack-storage-size 1 \
+		--pprof "$BATS_TEST_TMPDIR/p.pb.gz" "$W/snoop:target" -- sh -c "exec $W/snoop > /dev/null"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == "2 stacks lost: 2 to "* ]]
+	run pprof -raw "$BATS_TEST_TMPDIR/p.pb.gz"
+	diff -u - <(echo "$output" | sed -n 's/^Comment: //p') <<EOF
+stackcount $W/snoop:target
+$stderr
+EOF
+}
+
+@test "--pprof to a path that cannot be written: said before tracing" {
+	run --separate-stderr "$SC" -U --pprof /nonexistent/p.pb.gz "$W/paths:work" -- "$W/paths" 1
+	[ "$status" -eq 1 ]
+	[ "$output" = "" ]
+	[ "$stderr" = "stackcount: cannot create /nonexistent/p.pb.gz: No such file or directory; give --pprof a path that can be written" ]
+}
