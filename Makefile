@@ -26,19 +26,19 @@ WALKERS   := getstack stackmap fp
 BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
-SW_SRCS   := src/session.c src/explain.c src/walker.c src/tracepipe.c src/probe.c src/output.c src/frame.c src/out_json.c src/pprof.c src/deltas.c src/cmd.c \
+SW_SRCS   := src/session.c src/explain.c src/walker.c src/tracepipe.c src/probe.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
              src/calib.c src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c \
              compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
              compat/semaphore.c
-SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o
+SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o $(BUILD)/obj/flamegraph_js.o
 
 # Debian packages the build and the tests need.
 DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
              gcc make systemtap-sdt-dev bats file man-db liblzma-dev libiberty-dev \
              g++ xz-utils
 # Debian packages only the tests need (formats.bats reads the outputs).
-TEST_PKGS := jq golang-go
+TEST_PKGS := jq golang-go chromium
 
 .PHONY: all deps test-deps demo test vmtest vmtest-deps bench clean
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
@@ -92,6 +92,15 @@ $(BUILD)/gen/sources.c: gen/embed.py bpf/stackwalk.h bpf/common.bpf.h \
 		fp=bpf/stackwalk.h,bpf/common.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/fp.bpf.c
 
 $(BUILD)/obj/sources.o: $(BUILD)/gen/sources.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# the script every --svg flame graph carries
+$(BUILD)/gen/flamegraph_js.c: gen/embed_text.py gen/embed.py src/flamegraph.js
+	@mkdir -p $(@D)
+	$(PYTHON) gen/embed_text.py $@ sw_svg_script src/flamegraph.js
+
+$(BUILD)/obj/flamegraph_js.o: $(BUILD)/gen/flamegraph_js.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The outputs beside the text and folded ones (output.h): JSON for
- * programs, a pprof profile for profiling systems.  Each takes the counted stacks as the text output does, and what
+ * programs, a pprof profile for profiling systems, an SVG flame graph for
+ * people.  Each takes the counted stacks as the text output does, and what
  * the run was (struct sw_run).
  */
 #ifndef SW_FORMATS_H
@@ -33,5 +34,11 @@ int sw_json_event(FILE *out, const struct sw_event *ev, const char *comm,
 /* stackcount --pprof: a gzipped profile.proto to fd (closed). */
 int sw_pprof_write(int fd, const struct sw_stacks *s, struct symbolizer *sym,
 		   const struct sw_format *fmt, const struct sw_run *run);
+
+/* stackcount --svg: a flame graph to out. */
+int sw_svg_write(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
+		 const struct sw_format *fmt, const struct sw_run *run);
+/* Its script, src/flamegraph.js (generated into build/gen). */
+extern const char sw_svg_script[];
 
 #endif

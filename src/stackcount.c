@@ -21,8 +21,9 @@ struct tool {
 	struct session s;
 	long interval;		/* seconds; 0: once, at the end */
 	bool timestamp, offset, verbose, delimited, folded, json;
-	const char *pprof_path;		/* --pprof: NULL if not */
+	const char *pprof_path, *svg_path;	/* --pprof, --svg: NULL if not */
 	int pprof_fd;
+	FILE *svg;
 	int files_failed;		/* the exit status when they could not be */
 	long long start_ms, last_ms;	/* tracing began; the last print */
 	long long start_ns;		/* wall clock when tracing began */
@@ -30,12 +31,12 @@ struct tool {
 	struct deltas *deltas;
 };
 
-enum { OPT_JSON = OPT_TOOL, OPT_PPROF };
+enum { OPT_JSON = OPT_TOOL, OPT_PPROF, OPT_SVG };
 
 static const char usage[] =
 "usage: stackcount [-h] [-p PID] [-c CPU] [-i INTERVAL] [-D DURATION] [-T]\n"
 "                  [-r] [-s] [-P] [-K] [-U] [-v] [-d] [-f] [--json]\n"
-"                  [--pprof FILE] [--debug]\n"
+"                  [--pprof FILE] [--svg FILE] [--debug]\n"
 "                  [--walker {auto,fp,stackmap,getstack}]\n"
 "                  [--stack-storage-size SIZE] [--legacy[=VERSION]]\n"
 "                  [--kernel-features] [--no-demangle]\n"
@@ -74,7 +75,8 @@ static const char help[] =
 "                        frames, counts, losses (schema: man stackcount)\n"
 "  --pprof FILE          also write the counts of the whole run to FILE as a\n"
 "                        gzipped pprof profile (go tool pprof, Parca, ...)\n"
-
+"  --svg FILE            also write the counts of the whole run to FILE as an\n"
+"                        interactive flame graph\n"
 "  --debug               print BPF program before starting (for debugging\n"
 "                        purposes), and why its walker was chosen\n"
 "  --walker WALKER       auto (default), getstack (4.18+), stackmap (4.6+)\n"
@@ -106,6 +108,7 @@ static const char help[] =
 "    ./stackcount -U t:sched:sched_switch   # user stacks only\n"
 "    ./stackcount -U ./app:work -- ./app    # run ./app, count stacks of work()\n"
 "    ./stackcount --json -D 5 submit_bio | jq .   # the counts as JSON\n"
+"    ./stackcount --svg io.svg -D 5 submit_bio    # also draw a flame graph\n"
 "    ./stackcount --pprof io.pb.gz -D 5 submit_bio   # also write a pprof profile\n";
 
 static int parse_args(int argc, char **argv, struct tool *t)
@@ -121,6 +124,7 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		{ "folded", no_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "svg", required_argument, NULL, OPT_SVG },
 		SESSION_LONGOPTS,
 		{}
 	};
@@ -157,6 +161,7 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		case 'f': t->folded = true; break;
 		case OPT_JSON: t->json = true; break;
 		case OPT_PPROF: t->pprof_path = optarg; break;
+		case OPT_SVG: t->svg_path = optarg; break;
 		default:
 			return session_unknown(o, c, argv);
 		}
@@ -164,6 +169,9 @@ static int parse_args(int argc, char **argv, struct tool *t)
 	if (t->json && t->folded)
 		return session_die(o->tool, "--json and -f are two formats of the "
 				   "output; give one") + 1;
+	if (t->pprof_path && t->svg_path && !strcmp(t->pprof_path, t->svg_path))
+		return session_die(o->tool, "--pprof and --svg both write %s; give "
+				   "each its own file", t->svg_path) + 1;
 	return session_args_done(o, optind, argc, argv);
 }
 
@@ -178,6 +186,13 @@ static int open_files(struct tool *t)
 		if (t->pprof_fd < 0)
 			return session_die(tool, "cannot create %s: %s; give --pprof "
 					   "a path that can be written", t->pprof_path,
+					   strerror(errno));
+	}
+	if (t->svg_path) {
+		t->svg = fopen(t->svg_path, "we");
+		if (!t->svg)
+			return session_die(tool, "cannot create %s: %s; give --svg "
+					   "a path that can be written", t->svg_path,
 					   strerror(errno));
 	}
 	return 0;
@@ -202,7 +217,7 @@ static void run_info(struct tool *t, struct sw_run *r, long long since_ms,
 		session_loss_line(s, &r->losses, r->lost_line, sizeof(r->lost_line));
 }
 
-/* --pprof: the whole run, from the cumulative counts. */
+/* --pprof and --svg: the whole run, from the cumulative counts. */
 static int write_files(struct tool *t, const struct sw_stacks *st)
 {
 	const char *tool = t->s.o.tool;
@@ -217,12 +232,21 @@ static int write_files(struct tool *t, const struct sw_stacks *st)
 			return session_die(tool, "cannot write %s: %s", t->pprof_path,
 					   strerror(-e));
 	}
+	if (t->svg_path) {
+		e = sw_svg_write(t->svg, st, t->s.sym, &t->fmt, &r);
+		if (fclose(t->svg) && !e)
+			e = -errno;
+		t->svg = NULL;
+		if (e)
+			return session_die(tool, "cannot write %s: %s", t->svg_path,
+					   strerror(-e));
+	}
 	return 0;
 }
 
 /*
  * Returns 0, or the output's error (the counts are lost then); the last
- * one (final) writes --pprof too.
+ * one (final) writes --pprof and --svg too.
  */
 static int print_interval(struct tool *t, bool final)
 {
@@ -329,5 +353,7 @@ int main(int argc, char **argv)
 	deltas__free(t.deltas);
 	if (t.pprof_fd >= 0)
 		close(t.pprof_fd);
+	if (t.svg)
+		fclose(t.svg);
 	return rc;
 }

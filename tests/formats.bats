@@ -273,3 +273,134 @@ EOF
 	[ "$output" = "" ]
 	[ "$stderr" = "stackcount: cannot create /nonexistent/p.pb.gz: No such file or directory; give --pprof a path that can be written" ]
 }
+
+# Chromium, headless, on the SVG $1 with the URL fragment $2: the report
+# its script writes (JSON), and with $3 a screenshot at the SVG's size.
+chromium_run() {
+	local h
+	h=$(sed -n 's/^<svg .* height="\([0-9]*\)" viewBox=.*/\1/p' "$1")
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--user-data-dir="$BATS_TEST_TMPDIR/chromium" --force-device-scale-factor=1 \
+		--window-size="1200,$h" "${@:4}" "file://$1#$2" 2>/dev/null
+}
+
+svg_report() {
+	chromium_run "$1" "report${2:+&$2}" "" --dump-dom |
+		sed -n 's/.*<desc id="report">\(.*\)<\/desc>.*/\1/p' |
+		sed -e 's/&lt;/</g' -e 's/&gt;/>/g' -e 's/&amp;/\&/g'
+}
+
+svg_screenshot() {
+	chromium_run "$1" "report${2:+&$2}" "" --screenshot="$3" > /dev/null
+	[ -s "$3" ]
+}
+
+# The runs of one colour on row $2 of the PNG $1: "X0 X1 R,G,B".
+png_runs() {
+	python3 "$TOP/tests/png_runs.py" "$1" "$2"
+}
+
+@test "--svg: the text output's stacks as a flame graph, drawn by Chromium without script errors, root full width, widths by count" {
+	local t=$BATS_TEST_TMPDIR
+	run --separate-stderr "$SC" -f -U "$W/paths:work" -- "$W/paths" 2
+	folded=$output
+	run --separate-stderr "$SC" -f -U --svg "$t/f.svg" "$W/paths:work" -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	# stdout is as without --svg
+	[ "$output" = "$folded" ]
+	report=$(svg_report "$t/f.svg")
+	[ "$(echo "$report" | jq -c '.errors')" = "[]" ]
+	# every box: its name, depth and count; the process at the root, as -f
+	diff -u - <(echo "$report" | jq -r '.frames[] | "\(.depth) \(.name) \(.count) \(.kind)"' | sort) <<'EOF'
+0 all 12 r
+1 paths 12 p
+2 [unknown] 12 u
+3 main 12 u
+4 deep2 6 u
+4 via_a 2 u
+4 via_b 4 u
+5 deep3 6 u
+5 work 2 u
+5 work 4 u
+6 via_a 6 u
+7 work 6 u
+EOF
+	# the root spans the graph's whole width, 10 px in from each side
+	[ "$(echo "$report" | jq -c '.frames[] | select(.depth == 0) | [.x, .w]')" = "[10,1180]" ]
+	# a box's width is its share of the counts, within one pixel
+	echo "$report" | jq -e '.frames[] | select(.name == "via_b") | (.w - 1180 * 4 / 12) | fabs <= 1'
+	# and so Chromium draws them
+	svg_screenshot "$t/f.svg" "" "$t/f.png"
+	root_y=$(echo "$report" | jq '.frames[] | select(.depth == 0) | .y')
+	root_fill=$(echo "$report" | jq -r '.frames[] | select(.depth == 0) | .fill' | tr -d 'rgb() ')
+	png_runs "$t/f.png" "$root_y" | grep -qx "10 1189 $root_fill"
+	read -r x y fill < <(echo "$report" | jq -r '.frames[] | select(.name == "via_b") | "\(.x) \(.y) \(.fill | gsub("[rgb() ]"; ""))"')
+	w=$(png_runs "$t/f.png" "$y" | awk -v x="$x" -v c="$fill" '$1 == x && $3 == c { print $2 - $1 + 1 }')
+	echo "via_b drawn $w px wide"
+	awk -v w="$w" 'BEGIN { d = w - 1180 * 4 / 12; exit !(d <= 1 && d >= -1) }'
+}
+
+@test "--svg: search highlights the boxes that match, and says their share" {
+	local t=$BATS_TEST_TMPDIR
+	"$SC" -U --svg "$t/f.svg" "$W/paths:work" -- "$W/paths" 2 > /dev/null
+	report=$(svg_report "$t/f.svg" "search=via_b")
+	[ "$(echo "$report" | jq -c '.errors')" = "[]" ]
+	[ "$(echo "$report" | jq -c '[.frames[] | select(.match) | [.name, .fill]]')" = '[["via_b","rgb(230,0,230)"]]' ]
+	[ "$(echo "$report" | jq -r '.matched')" = "Matched: 33.33% (4 of 12 events)" ]
+	# nested matches count once: via_a's boxes hold 8 events, work's all 12
+	[ "$(svg_report "$t/f.svg" "search=^(via_a|work)$" | jq -r '.matched')" = "Matched: 100.00% (12 of 12 events)" ]
+	[ "$(svg_report "$t/f.svg" "search=via_a" | jq -r '.matched')" = "Matched: 66.67% (8 of 12 events)" ]
+	# drawn highlighted: via_b's box, and only it, in the search colour
+	svg_screenshot "$t/f.svg" "search=via_b" "$t/s.png"
+	read -r x y < <(echo "$report" | jq -r '.frames[] | select(.name == "via_b") | "\(.x) \(.y)"')
+	png_runs "$t/s.png" "$y" | grep -qx "$x $((x + 392)) 230,0,230"
+	[ "$(for y in $(echo "$report" | jq '[.frames[].y] | unique | .[]'); do
+		png_runs "$t/s.png" "$y"; done | grep -c ' 230,0,230$')" -eq 1 ]
+}
+
+@test "--svg: a click zooms into a box, its callers span the width, the rest hidden" {
+	local t=$BATS_TEST_TMPDIR
+	"$SC" -U --svg "$t/f.svg" "$W/paths:work" -- "$W/paths" 2 > /dev/null
+	report=$(svg_report "$t/f.svg" "zoom=deep2")
+	[ "$(echo "$report" | jq -c '.errors')" = "[]" ]
+	diff -u - <(echo "$report" | jq -r '.frames[] | "\(.depth) \(.name) \(.x) \(.w)"' | sort) <<'EOF'
+0 all 10 1180
+1 paths 10 1180
+2 [unknown] 10 1180
+3 main 10 1180
+4 deep2 10 1180
+5 deep3 10 1180
+6 via_a 10 1180
+7 work 10 1180
+EOF
+}
+
+@test "--svg: kernel and user frames in their own colours, the -- boundary between, names escaped" {
+	local t=$BATS_TEST_TMPDIR
+	"$SC" --walker getstack --svg "$t/k.svg" t:syscalls:sys_enter_getppid -- "$W/paths" 3 > /dev/null
+	report=$(svg_report "$t/k.svg")
+	[ "$(echo "$report" | jq -c '.errors')" = "[]" ]
+	# root, process, user frames, the boundary, kernel frames, bottom up
+	[ "$(echo "$report" | jq -r '[.frames | sort_by(.depth)[] | .kind] | join("")' | tr -s uk)" = "rpudk" ]
+	[ "$(echo "$report" | jq -r '.frames[] | select(.kind == "d") | "\(.name) \(.count)"')" = "-- 3" ]
+	# warm kernel, cool user: each family by its channels
+	echo "$report" | jq -e '[.frames[] | select(.kind == "k") | .fill | [scan("[0-9]+") | tonumber] |
+		.[0] >= 215 and .[2] <= 80] | all and length >= 2'
+	echo "$report" | jq -e '[.frames[] | select(.kind == "u") | .fill | [scan("[0-9]+") | tonumber] |
+		.[2] >= 195 and .[0] <= 145] | all and length >= 2'
+	# C++ names hold < and >: escaped in the file, whole in the document
+	"$SC" -U --svg "$t/c.svg" "$W/cxx:work" -- "$W/cxx" > /dev/null
+	grep -qF 'shapes::Box&lt;int&gt;::open(int)' "$t/c.svg"
+	report=$(svg_report "$t/c.svg")
+	[ "$(echo "$report" | jq -c '.errors')" = "[]" ]
+	[ "$(echo "$report" | jq -r '.frames[] | select(.name | startswith("shapes::Box<")) | "\(.name) \(.count)"' | sort)" = \
+	  "$(printf 'shapes::Box<double>::open(double) 1\nshapes::Box<int>::open(int) 1\nshapes::Box<int>::open(int) 1')" ]
+}
+
+@test "--svg: the title says the pattern, the duration and the events; a tooltip on every box" {
+	local t=$BATS_TEST_TMPDIR
+	"$SC" -U --svg "$t/f.svg" "$W/paths:work" -- "$W/paths" 1 > /dev/null
+	grep -Eqx "<text id=\"title\" x=\"600\" y=\"24\">stackcount $W/paths:work: 6 events in [0-9]+\.[0-9]{2} s</text>" "$t/f.svg"
+	[ "$(grep -c '^<g class="f' "$t/f.svg")" -eq "$(grep -c '^<g class="f .*><title>.* ([0-9]* events\?, [0-9.]*%)</title><rect ' "$t/f.svg")" ]
+	grep -qF '<title>via_b (2 events, 33.33%)</title>' "$t/f.svg"
+}
