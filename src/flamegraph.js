@@ -109,7 +109,7 @@
 			}
 		});
 		matched.textContent = re === null ? " " : "Matched: " +
-			(100 * covered / total).toFixed(2) + "% (" + covered + " of " +
+			(total ? 100 * covered / total : 0).toFixed(2) + "% (" + covered + " of " +
 			total + " events)";
 		last = { hits: hits, covered: covered };
 	}

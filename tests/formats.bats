@@ -404,3 +404,21 @@ EOF
 	[ "$(grep -c '^<g class="f' "$t/f.svg")" -eq "$(grep -c '^<g class="f .*><title>.* ([0-9]* events\?, [0-9.]*%)</title><rect ' "$t/f.svg")" ]
 	grep -qF '<title>via_b (2 events, 33.33%)</title>' "$t/f.svg"
 }
+
+@test "--svg: -P puts the process at the root, as -f does; none without it for kernel stacks" {
+	local t=$BATS_TEST_TMPDIR
+	"$SC" -K --svg "$t/k.svg" t:syscalls:sys_enter_getppid -- "$W/paths" 3 > /dev/null
+	"$SC" -K -P --svg "$t/p.svg" t:syscalls:sys_enter_getppid -- "$W/paths" 3 > /dev/null
+	[ "$(svg_report "$t/k.svg" | jq -r '[.frames | sort_by(.depth)[] | .kind] | join("")' | tr -s k)" = "rk" ]
+	report=$(svg_report "$t/p.svg")
+	[ "$(echo "$report" | jq -r '[.frames | sort_by(.depth)[] | .kind] | join("")' | tr -s k)" = "rpk" ]
+	[ "$(echo "$report" | jq -r '.frames[] | select(.kind == "p") | "\(.name) \(.count)"')" = "paths 3" ]
+}
+
+@test "--svg with no events: a graph that says so, without script errors" {
+	local t=$BATS_TEST_TMPDIR
+	"$SC" -U --svg "$t/e.svg" "$W/paths:work" -- true > /dev/null
+	grep -q '>stackcount .*: 0 events in ' "$t/e.svg"
+	report=$(svg_report "$t/e.svg" "search=work")
+	[ "$(echo "$report" | jq -c '[.errors, .frames, .matched]')" = '[[],[],"Matched: 0.00% (0 of 0 events)"]' ]
+}
