@@ -4,6 +4,7 @@
 #   make demo     build, then count stacks of a tracepoint for a few seconds
 #   make test     build, then run every test (bats, and qemu VMs if possible)
 #   make bench    per-event, start-up and memory costs (see README)
+#   make fuzz     fuzz the readers of untrusted files for FUZZ_SECONDS (60)
 #
 # Everything generated goes to build/.
 
@@ -26,7 +27,8 @@ WALKERS   := getstack stackmap fp
 BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
-SW_SRCS   := src/session.c src/explain.c src/walker.c src/tracepipe.c src/probe.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
+SW_SRCS   := src/session.c src/explain.c src/walker.c src/walker_read.c src/walker_events.c src/walkers.c \
+             src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
              src/calib.c src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c \
              compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
@@ -37,15 +39,21 @@ SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o $(BUILD)/obj
 DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
              gcc make systemtap-sdt-dev bats file man-db liblzma-dev libiberty-dev \
              g++ xz-utils
-# Debian packages only the tests need (formats.bats reads the outputs).
+# Only for make fuzz and make test: clang's libFuzzer and sanitizer runtimes.
+FUZZ_DEPS := libclang-rt-dev
+# Only for make test: formats.bats reads the outputs with these.
 TEST_PKGS := jq golang-go chromium
 
 .PHONY: all deps test-deps demo test vmtest vmtest-deps bench clean
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
 
 # Installs only what is missing, so a ready machine pays one dpkg query.
-define install_missing
-	@missing=$$(for p in $(1); do \
+deps: $(BUILD)/.deps
+test-deps: $(BUILD)/.test-deps
+$(BUILD)/.fuzz-deps: DEPS := $(FUZZ_DEPS)
+$(BUILD)/.test-deps: DEPS := $(TEST_PKGS)
+$(BUILD)/.deps $(BUILD)/.fuzz-deps $(BUILD)/.test-deps: Makefile
+	@missing=$$(for p in $(DEPS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
@@ -54,15 +62,6 @@ define install_missing
 			apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@mkdir -p $(@D) && touch $@
-endef
-
-deps: $(BUILD)/.deps
-$(BUILD)/.deps: Makefile
-	$(call install_missing,$(DEPS))
-
-test-deps: $(BUILD)/.test-deps
-$(BUILD)/.test-deps: Makefile | $(BUILD)/.deps
-	$(call install_missing,$(TEST_PKGS))
 
 $(GEN): gen/walker.py | $(BUILD)/.deps
 	@mkdir -p $(@D)
@@ -121,9 +120,11 @@ include tests/fixtures/fixtures.mk
 include tests/unit/unit.mk
 include tests/vm/vm.mk
 include tests/bench/bench.mk
+include tests/fuzz/fuzz.mk
 
 TEST_DEPS := $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
-             $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle
+             $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle \
+             $(FUZZ_BIN) $(FUZZ_SEEDS).done
 
 test: $(TEST_DEPS) $(BUILD)/.test-deps vmtest-deps
 	@tests/run.sh
@@ -139,4 +140,4 @@ vmtest: vmtest-deps
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bpf $(BUILD)/gen $(BUILD)/stackcount $(BUILD)/stacksnoop \
-		$(BUILD)/tests $(BUILD)/legacy_limits
+		$(BUILD)/tests $(BUILD)/legacy_limits $(BUILD)/fuzz

@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include "attach.h"
 
@@ -111,7 +112,8 @@ fail:
 void sw_detach(const struct sw_features *f, struct sw_attachment *a)
 {
 	if (a->perf_fd >= 0) {
-		ioctl(a->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (!a->link)
+			ioctl(a->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
 		close(a->perf_fd);
 		a->perf_fd = -1;
 	}
@@ -120,4 +122,74 @@ void sw_detach(const struct sw_features *f, struct sw_attachment *a)
 		sw_tracefs_remove_probe(f->tracefs, a->ev_kind, a->ev_name);
 		a->tracefs_event = false;
 	}
+}
+
+/*
+ * BPF_LINK_CREATE for uprobe_multi (6.6), laid out as the kernel's union
+ * bpf_attr has it: Debian 12's headers and libbpf 1.1 predate it.  The
+ * kernel takes a shorter attr as zero-extended.
+ */
+struct multi_attr {
+	__u32 prog_fd, target_fd, attach_type, flags;
+	__aligned_u64 path, offsets, ref_ctr_offsets, cookies;
+	__u32 cnt, flags2, pid;
+};
+
+int sw_link_multi(int prog_fd, const struct sw_multi *m)
+{
+	struct multi_attr a = {
+		.prog_fd = prog_fd, .attach_type = SW_TRACE_UPROBE_MULTI,
+		.path = (uintptr_t)m->path, .offsets = (uintptr_t)m->offsets,
+		.ref_ctr_offsets = (uintptr_t)m->ref_ctr_offs, .cnt = m->n,
+		.pid = m->pid,
+	};
+	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+
+	return fd < 0 ? -errno : fd;
+}
+
+int sw_attach_multi(int prog_fd, const struct sw_multi *m,
+		    struct sw_attachment *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->perf_fd = sw_link_multi(prog_fd, m);
+	a->link = a->perf_fd >= 0;
+	return a->perf_fd < 0 ? a->perf_fd : 0;
+}
+
+const char *sw_attach_why(enum sw_probe_kind k, int err, bool brief)
+{
+	switch (-err) {
+	case SW_ENOTSUPP:
+		/* uprobes: an instruction they cannot step out of line, e.g. lock-prefixed */
+		if (k == SW_PROBE_UPROBE)
+			return brief ? "not supported" : "uprobes cannot be placed "
+			       "on its first instruction (ENOTSUPP)";
+		return brief ? "not supported" : "the kernel cannot probe it (ENOTSUPP)";
+	case EOPNOTSUPP:
+		return brief ? "not supported" : "the kernel cannot probe it (EOPNOTSUPP)";
+	case EPERM:
+	case EACCES:
+		/* e.g. irq_vectors:irq_work_exit: perf sampling it would recurse */
+		if (k == SW_PROBE_TRACEPOINT)
+			return brief ? "not permitted" : "the kernel does not let "
+			       "perf sample this tracepoint (EPERM)";
+		return brief ? "not permitted" : "the kernel does not permit "
+		       "probing it (EPERM)";
+	case EINVAL:
+		return brief ? "refused" : "the kernel refuses a probe there (EINVAL)";
+	case ENOENT:
+		return brief ? "gone" : "it no longer exists (ENOENT)";
+	case EBUSY:
+		return brief ? "busy" : "another probe holds it (EBUSY)";
+	case EMFILE:
+		return "too many open files: each probe takes one; raise ulimit -n";
+	default:
+		return strerror(-err);
+	}
+}
+
+bool sw_attach_target_err(int err)
+{
+	return err != -ENOMEM && err != -EMFILE && err != -ENFILE;
 }

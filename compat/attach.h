@@ -29,7 +29,8 @@ struct sw_probe_spec {
 };
 
 struct sw_attachment {
-	int perf_fd;
+	int perf_fd;			/* or a BPF link's fd, if link */
+	bool link;
 	bool tracefs_event;		/* remove ev_name on detach */
 	enum sw_probe_event ev_kind;
 	char ev_name[48];
@@ -39,5 +40,40 @@ int sw_attach(const struct sw_features *f, int prog_fd,
 	      const struct sw_probe_spec *spec, unsigned seq,
 	      struct sw_attachment *a);
 void sw_detach(const struct sw_features *f, struct sw_attachment *a);
+
+/*
+ * Uprobes in one file that one BPF link attaches at once (uprobe_multi,
+ * 6.6): one link costs one open and one close, where a perf event a probe
+ * costs a close each, and closing is what is slow.
+ */
+#define SW_TRACE_UPROBE_MULTI	48	/* enum bpf_attach_type */
+
+struct sw_multi {
+	size_t n;
+	const char *path;
+	unsigned long *offsets;
+	unsigned long *ref_ctr_offs;	/* or NULL */
+	int pid;			/* only this process (0: all) */
+};
+
+/* A link fd, or -errno; the program must be loaded for the link's type. */
+int sw_link_multi(int prog_fd, const struct sw_multi *m);
+/* The kernel refuses the whole link if it refuses one probe of it. */
+int sw_attach_multi(int prog_fd, const struct sw_multi *m,
+		    struct sw_attachment *a);
+
+/* The kernel's internal "not supported", which reaches user space as is. */
+#define SW_ENOTSUPP 524
+
+/*
+ * Why the kernel refused a probe of kind k with -err: a phrase for an
+ * error line, or (brief) a word or two for a list of skipped targets.
+ */
+const char *sw_attach_why(enum sw_probe_kind k, int err, bool brief);
+/*
+ * Whether -err is about the target itself, so that other targets may
+ * still attach; not so of a lack of memory or of file descriptors.
+ */
+bool sw_attach_target_err(int err);
 
 #endif

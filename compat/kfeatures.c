@@ -8,6 +8,7 @@
 #include <zlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "attach.h"
 #include "kfeatures.h"
 #include "tracefs.h"
 
@@ -40,6 +41,33 @@ static bool probe_big_keys(void)
 		return false;
 	close(fd);
 	return true;
+}
+
+/*
+ * Whether uprobe_multi links exist: the kernel looks at the file only once
+ * it knows the attach type, so a directory fails otherwise (EBADF) than an
+ * unknown type (EINVAL).  Nothing is attached.
+ */
+static bool probe_uprobe_multi(void)
+{
+	struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = SW_TRACE_UPROBE_MULTI);
+	unsigned long off = 0;
+	struct sw_multi m = { .n = 1, .path = "/", .offsets = &off };
+	int prog, link;
+
+	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", ret0, 2, &o);
+	if (prog < 0)
+		return false;
+	link = sw_link_multi(prog, &m);
+	if (link >= 0)
+		close(link);
+	close(prog);
+	return link >= 0 || (link != -EINVAL && link != -EOPNOTSUPP);
 }
 
 /* "/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset": config:32-63 */
@@ -185,6 +213,8 @@ static void mask_to(struct sw_features *f, __u32 v)
 		f->uprobe_ref_ctr = false;
 	if (v < SW_KVERSION(5, 11, 0))
 		f->map_big_keys = false;
+	if (v < SW_KVERSION(6, 6, 0))
+		f->link_uprobe_multi = false;
 }
 
 void sw_features_force_small_keys(struct sw_features *f)
@@ -193,9 +223,43 @@ void sw_features_force_small_keys(struct sw_features *f)
 	f->small_keys_forced = true;
 }
 
-int sw_features_probe(struct sw_features *f, __u32 legacy)
+/* Which probes BPF can run on: by PMU, or by tracefs's probe event files. */
+static void probe_kinds(struct sw_features *f)
+{
+	f->kprobes = f->pmu_kprobe ||
+		     (f->tracefs[0] && sw_tracefs_has(f->tracefs, "kprobe_events"));
+	f->uprobes = f->pmu_uprobe ||
+		     (f->tracefs[0] && sw_tracefs_has(f->tracefs, "uprobe_events"));
+	/*
+	 * Before 4.3, PERF_EVENT_IOC_SET_BPF refuses uprobe events, and
+	 * before 4.14 syscalls:* events (only 4.14 made them BPF-capable):
+	 * neither can be probed without attaching, so the release decides.
+	 */
+	if (f->version < SW_KVERSION(4, 3, 0) ||
+	    (f->legacy && f->legacy < SW_KVERSION(4, 3, 0)))
+		f->uprobes = false;
+}
+
+int sw_features_prepare(struct sw_features *f)
 {
 	struct rlimit inf = { RLIM_INFINITY, RLIM_INFINITY };
+	int err = 0;
+
+	if (!setrlimit(RLIMIT_MEMLOCK, &inf))
+		f->memlock_ok = true;
+	/* legacy mode drives old kernels' way: through debugfs */
+	if (!f->tracefs[0] || f->legacy) {
+		err = sw_tracefs_mount(f->tracefs, sizeof(f->tracefs), f->legacy != 0);
+		if (err)
+			f->tracefs[0] = 0;
+		probe_kinds(f);
+	}
+	return err;
+}
+
+int sw_features_probe(struct sw_features *f, __u32 legacy)
+{
+	struct rlimit lim;
 	int err, v;
 
 	memset(f, 0, sizeof(*f));
@@ -203,9 +267,10 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 	if (err)
 		return err;
 	f->legacy = legacy;
-	/* pre-5.11 kernels charge BPF memory to RLIMIT_MEMLOCK */
-	f->memlock_ok = !setrlimit(RLIMIT_MEMLOCK, &inf) ||
-			f->version >= SW_KVERSION(5, 11, 0);
+	/* pre-5.11 kernels charge BPF memory to RLIMIT_MEMLOCK: raised later */
+	f->memlock_ok = f->version >= SW_KVERSION(5, 11, 0) ||
+			(!getrlimit(RLIMIT_MEMLOCK, &lim) &&
+			 lim.rlim_cur == RLIM_INFINITY);
 
 	f->prog_kprobe = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, NULL) == 1;
 	f->bpf = f->prog_kprobe;
@@ -225,6 +290,9 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 	f->map_perf_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERF_EVENT_ARRAY, NULL) == 1;
 	f->map_prog_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PROG_ARRAY, NULL) == 1;
 	f->map_big_keys = probe_big_keys();
+	if (f->prog_kprobe) {
+		f->link_uprobe_multi = probe_uprobe_multi();
+	}
 
 	if (!read_int("/sys/bus/event_source/devices/kprobe/type", &v)) {
 		f->pmu_kprobe = true;
@@ -236,21 +304,9 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 		f->uprobe_ref_ctr_shift = pmu_field_shift("uprobe", "ref_ctr_offset");
 		f->uprobe_ref_ctr = f->uprobe_ref_ctr_shift > 0;
 	}
-	if (!sw_tracefs_find(f->tracefs, sizeof(f->tracefs), legacy != 0)) {
-		f->kprobes = sw_tracefs_has(f->tracefs, "kprobe_events");
-		f->uprobes = sw_tracefs_has(f->tracefs, "uprobe_events");
-	} else {
+	if (sw_tracefs_find(f->tracefs, sizeof(f->tracefs), legacy != 0))
 		f->tracefs[0] = 0;
-	}
-	f->kprobes |= f->pmu_kprobe;
-	f->uprobes |= f->pmu_uprobe;
-	/*
-	 * Before 4.3, PERF_EVENT_IOC_SET_BPF refuses uprobe events, and
-	 * before 4.14 syscalls:* events (only 4.14 made them BPF-capable):
-	 * neither can be probed without attaching, so the release decides.
-	 */
-	if (f->version < SW_KVERSION(4, 3, 0))
-		f->uprobes = false;
+	probe_kinds(f);
 	f->prog_syscall_tp = f->prog_tracepoint &&
 			     f->version >= SW_KVERSION(4, 14, 0);
 
@@ -265,71 +321,6 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 	return 0;
 }
 
-const char *sw_walker_name(enum sw_walker w)
-{
-	static const char *const names[] = {
-		[SW_WALKER_AUTO] = "auto",
-		[SW_WALKER_FP] = "fp",
-		[SW_WALKER_STACKMAP] = "stackmap",
-		[SW_WALKER_GETSTACK] = "getstack",
-	};
-	return names[w];
-}
-
-int sw_walker_parse(const char *s, enum sw_walker *w)
-{
-	for (int i = SW_WALKER_AUTO; i <= SW_WALKER_GETSTACK; i++) {
-		if (!strcmp(s, sw_walker_name(i))) {
-			*w = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *sw_features_refuse(const struct sw_features *f, enum sw_walker w)
-{
-	if (!f->bpf)
-		return "this kernel refuses BPF programs (CONFIG_BPF_EVENTS, or run as root)";
-	switch (w) {
-	case SW_WALKER_GETSTACK:
-		if (f->legacy)
-			return "forced legacy mode runs the fp walker only";
-		if (!f->helper_get_stack || !f->map_percpu)
-			return "this kernel has no bpf_get_stack (4.18+)";
-		return NULL;
-	case SW_WALKER_STACKMAP:
-		if (f->legacy)
-			return "forced legacy mode runs the fp walker only";
-		if (!f->helper_stackid || !f->map_stack_trace)
-			return "this kernel has no BPF_STACK_TRACE map (4.6+)";
-		return NULL;
-	default:
-		return NULL;
-	}
-}
-
-enum sw_walker sw_features_pick(const struct sw_features *f, const char **why)
-{
-	if (f->legacy) {
-		*why = "forced legacy mode";
-		return SW_WALKER_FP;
-	}
-	if (!sw_features_refuse(f, SW_WALKER_GETSTACK)) {
-		*why = f->map_big_keys ?
-		       "bpf_get_stack is available (4.18+): exact raw-frame keys" :
-		       "bpf_get_stack is available (4.18+), hash keys are at "
-		       "most 512 bytes: exact interned chunks of frames";
-		return SW_WALKER_GETSTACK;
-	}
-	if (!sw_features_refuse(f, SW_WALKER_STACKMAP)) {
-		*why = "BPF_STACK_TRACE is available (4.6+), bpf_get_stack is not";
-		return SW_WALKER_STACKMAP;
-	}
-	*why = "no kernel stack helpers (before 4.6): walk frame pointers";
-	return SW_WALKER_FP;
-}
-
 static const char *yes(bool b)
 {
 	return b ? "yes" : "no";
@@ -339,8 +330,6 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 {
 	static const char *const unw[] = { "unknown", "frame pointers", "ORC",
 					   "guess" };
-	const char *why;
-	enum sw_walker w = sw_features_pick(f, &why);
 
 	fprintf(out, "%-34s %s (version code %u.%u.%u)\n", "kernel", f->release,
 		f->version >> 16, (f->version >> 8) & 0xff, f->version & 0xff);
@@ -366,7 +355,9 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "kprobe PMU (4.17)", yes(f->pmu_kprobe));
 	fprintf(out, "%-34s %s\n", "uprobe PMU (4.17)", yes(f->pmu_uprobe));
 	fprintf(out, "%-34s %s\n", "USDT semaphores by kernel (4.20)", yes(f->uprobe_ref_ctr));
-	fprintf(out, "%-34s %s\n", "tracefs", f->tracefs[0] ? f->tracefs : "not found");
+	fprintf(out, "%-34s %s\n", "uprobe_multi links (6.6)", yes(f->link_uprobe_multi));
+	fprintf(out, "%-34s %s\n", "tracefs", f->tracefs[0] ? f->tracefs :
+		"not mounted (mounted when tracing starts)");
 	fprintf(out, "%-34s %s (%s)\n", "kernel unwinder", unw[f->unwinder], f->unwinder_why);
 	fprintf(out, "%-34s %s\n", "syscall fast path, stale %rbp", yes(f->syscall_fastpath));
 	fprintf(out, "%-34s %s\n", "BTF", yes(f->btf));
@@ -375,5 +366,4 @@ void sw_features_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "RLIMIT_MEMLOCK raised or unneeded", yes(f->memlock_ok));
 	fprintf(out, "%-34s %u bytes, %u padding\n", "kernel stack (THREAD_SIZE)",
 		f->thread_size, f->stack_padding);
-	fprintf(out, "%-34s %s: %s\n", "walker", sw_walker_name(w), why);
 }

@@ -14,13 +14,6 @@
 
 #define SW_KVERSION(a, b, c) (((a) << 16) + ((b) << 8) + ((c) > 255 ? 255 : (c)))
 
-enum sw_walker {
-	SW_WALKER_AUTO,
-	SW_WALKER_FP,
-	SW_WALKER_STACKMAP,
-	SW_WALKER_GETSTACK,
-};
-
 enum sw_unwinder {
 	SW_UNWINDER_UNKNOWN,
 	SW_UNWINDER_FP,		/* frame pointers: RBP walks work */
@@ -50,6 +43,12 @@ struct sw_features {
 	bool syscall_fastpath;
 	bool pmu_kprobe, pmu_uprobe; /* attachable without tracefs (4.17) */
 	bool uprobe_ref_ctr;	/* the kernel bumps USDT semaphores (4.20) */
+	/*
+	 * One BPF link attaches many uprobes: see struct sw_multi.  Not so
+	 * kprobe_multi (5.18): no kernel of the test matrix has the fprobe it
+	 * needs, so whether its stacks equal a kprobe's is unproven.
+	 */
+	bool link_uprobe_multi;
 	int kprobe_pmu_type, uprobe_pmu_type;
 	int uprobe_ref_ctr_shift;
 
@@ -62,15 +61,19 @@ struct sw_features {
 	char tracefs[PATH_MAX];	/* "" until sw_tracefs() mounts or finds it */
 };
 
+/*
+ * What the kernel offers, read without changing anything: tracefs only
+ * if mounted, RLIMIT_MEMLOCK as it is.
+ */
 int sw_features_probe(struct sw_features *f, __u32 legacy);
-enum sw_walker sw_features_pick(const struct sw_features *f, const char **why);
-/* Why walker w cannot run here, or NULL. */
-const char *sw_features_refuse(const struct sw_features *f, enum sw_walker w);
+/*
+ * When tracing starts: raise RLIMIT_MEMLOCK, mount tracefs (or debugfs)
+ * if it is not, and see what that shows.  -ENOENT if no tracefs.
+ */
+int sw_features_prepare(struct sw_features *f);
 /* Behave as if hash keys were limited to 512 bytes (4.18-5.10). */
 void sw_features_force_small_keys(struct sw_features *f);
 void sw_features_print(const struct sw_features *f, FILE *out);
-const char *sw_walker_name(enum sw_walker w);
-int sw_walker_parse(const char *s, enum sw_walker *w);
 int sw_version_parse(const char *s, __u32 *code);
 
 /* LINUX_VERSION_CODE of the running kernel, seeing through distro labels. */

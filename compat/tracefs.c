@@ -36,15 +36,27 @@ int sw_tracefs_find(char *path, size_t len, bool legacy)
 {
 	const char *first = legacy ? DEBUG_TRACING : TRACEFS;
 	const char *second = legacy ? TRACEFS : DEBUG_TRACING;
+	const char *found = mounted(first) ? first :
+			    mounted(second) ? second : NULL;
+
+	if (!found)
+		return -ENOENT;
+	snprintf(path, len, "%s", found);
+	return 0;
+}
+
+int sw_tracefs_mount(char *path, size_t len, bool legacy)
+{
 	const char *found = NULL;
 
-	if (mounted(first))
-		found = first;
-	else if (legacy && !mount("debugfs", DEBUGFS, "debugfs", 0, NULL) &&
-		 mounted(DEBUG_TRACING))
+	if (!sw_tracefs_find(path, len, legacy) &&
+	    (!legacy || !strcmp(path, DEBUG_TRACING)))
+		return 0;
+	if (legacy && !mount("debugfs", DEBUGFS, "debugfs", 0, NULL) &&
+	    mounted(DEBUG_TRACING))
 		found = DEBUG_TRACING;
-	else if (mounted(second))
-		found = second;
+	else if (!sw_tracefs_find(path, len, legacy))
+		return 0;
 	else if (!mount("tracefs", TRACEFS, "tracefs", 0, NULL) && mounted(TRACEFS))
 		found = TRACEFS;
 	else if (!mount("debugfs", DEBUGFS, "debugfs", 0, NULL) &&

@@ -16,8 +16,10 @@
 
 #define SW_EVENT_GROUP "stackwalk"
 
-/* Find tracefs, mounting it (or debugfs, for old kernels) when absent. */
+/* Where tracefs is mounted (legacy: debugfs's first), or -ENOENT. */
 int sw_tracefs_find(char *path, size_t len, bool legacy);
+/* The same, mounting tracefs or debugfs when neither is. */
+int sw_tracefs_mount(char *path, size_t len, bool legacy);
 bool sw_tracefs_has(const char *tracefs, const char *file);
 
 enum sw_probe_event { SW_EV_KPROBE, SW_EV_KRETPROBE, SW_EV_UPROBE };

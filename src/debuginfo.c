@@ -17,23 +17,32 @@ static const char *debug_dir(void)
 	return d && *d ? d : "/usr/lib/debug";
 }
 
-static Elf_Scn *section(Elf *elf, const char *name, GElf_Shdr *sh)
+/*
+ * The bytes of the section called name, or NULL when it has none in the
+ * file: an SHT_NOBITS section has a size but no bytes (d_buf is NULL).
+ */
+static Elf_Data *section_data(Elf *elf, const char *name)
 {
 	Elf_Scn *scn = NULL;
+	Elf_Data *data;
 	size_t strndx;
+	GElf_Shdr sh;
 
 	if (elf_getshdrstrndx(elf, &strndx))
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *n;
 
-		if (!gelf_getshdr(scn, sh))
+		if (!gelf_getshdr(scn, &sh))
 			continue;
-		n = elf_strptr(elf, strndx, sh->sh_name);
+		n = elf_strptr(elf, strndx, sh.sh_name);
 		if (n && !strcmp(n, name))
-			return scn;
+			break;
 	}
-	return NULL;
+	if (!scn || sh.sh_type == SHT_NOBITS || !(data = elf_getdata(scn, NULL)) ||
+	    !data->d_buf || !data->d_size)
+		return NULL;
+	return data;
 }
 
 static int add(struct debuginfo *d, Elf *elf, void *mem)
@@ -95,15 +104,13 @@ static int by_debuglink(struct debuginfo *d, const char *path, Elf *elf,
 {
 	char dir[4096], cand[8192];
 	const char *slash = strrchr(path, '/');
-	Elf_Data *data;
-	GElf_Shdr sh;
-	Elf_Scn *scn = section(elf, ".gnu_debuglink", &sh);
+	Elf_Data *data = section_data(elf, ".gnu_debuglink");
 	const char *name;
 	uint32_t crc;
 	size_t off;
 	void *mem;
 
-	if (!scn || !(data = elf_getdata(scn, NULL)) || !data->d_size)
+	if (!data)
 		return -ENOENT;
 	name = data->d_buf;
 	off = (strnlen(name, data->d_size) + 4) & ~3UL;
@@ -140,13 +147,11 @@ static int by_debugdata(struct debuginfo *d, const char *path, Elf *elf,
 	lzma_stream strm = LZMA_STREAM_INIT;
 	size_t cap = 0, len = 0;
 	unsigned char *out = NULL;
-	Elf_Data *data;
-	GElf_Shdr sh;
-	Elf_Scn *scn = section(elf, ".gnu_debugdata", &sh);
+	Elf_Data *data = section_data(elf, ".gnu_debugdata");
 	lzma_ret r;
 	Elf *mini;
 
-	if (!scn || !(data = elf_getdata(scn, NULL)) || !data->d_size)
+	if (!data)
 		return -ENOENT;
 	if (lzma_stream_decoder(&strm, 2 * DEBUGDATA_MAX, 0) != LZMA_OK)
 		return -ENOMEM;

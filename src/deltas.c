@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "deltas.h"
+#include "htab.h"
 
 /*
  * A stack's identity as bytes: its frames, as printed.  The kernel's map
@@ -11,16 +12,22 @@
  * keeping one key's count and taking it for all of them loses the rest.
  */
 struct entry {
-	unsigned char *id;
+	unsigned char *id;	/* NULL: a free slot */
 	size_t len;
 	__u64 hash, count;
 	__u64 sum, round;	/* this read's total, while round is the read's */
 };
 
 struct deltas {
-	struct entry *slots;
-	size_t cap, used;
+	struct htab tab;	/* of struct entry */
 	__u64 round;
+};
+
+/* What find looks for: an identity and its hash. */
+struct key {
+	const unsigned char *id;
+	size_t len;
+	__u64 hash;
 };
 
 static size_t identity(const struct sw_stack *st, unsigned char **out)
@@ -45,35 +52,22 @@ static size_t identity(const struct sw_stack *st, unsigned char **out)
 	return len;
 }
 
-static __u64 fnv1a(const unsigned char *p, size_t len)
+static size_t entry_hash(const void *slot)
 {
-	__u64 h = 0xcbf29ce484222325ULL;
-
-	while (len--)
-		h = (h ^ *p++) * 0x100000001b3ULL;
-	return h;
+	return ((const struct entry *)slot)->hash;
 }
 
-static int grow(struct deltas *d)
+static const struct htab_ops entry_ops = {
+	.size = sizeof(struct entry), .min = 1024, .hash = entry_hash,
+};
+
+static bool entry_is(const void *slot, const void *key)
 {
-	size_t cap = d->cap ? d->cap * 2 : 1024;
-	struct entry *s = calloc(cap, sizeof(*s));
+	const struct entry *e = slot;
+	const struct key *k = key;
 
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->cap; i++) {
-		size_t j;
-
-		if (!d->slots[i].id)
-			continue;
-		for (j = d->slots[i].hash & (cap - 1); s[j].id; j = (j + 1) & (cap - 1))
-			;
-		s[j] = d->slots[i];
-	}
-	free(d->slots);
-	d->slots = s;
-	d->cap = cap;
-	return 0;
+	return e->hash == k->hash && e->len == k->len &&
+	       !memcmp(e->id, k->id, k->len);
 }
 
 int deltas__new(struct deltas **out)
@@ -85,28 +79,25 @@ int deltas__new(struct deltas **out)
 /* The entry of st's identity, added with count 0 if new; -ENOMEM. */
 static int find(struct deltas *d, const struct sw_stack *st, struct entry **e)
 {
+	struct key k;
 	unsigned char *id;
-	size_t len = identity(st, &id), j;
-	__u64 h;
 
-	if (!len)
+	k.len = identity(st, &id);
+	if (!k.len)
 		return -ENOMEM;
-	if ((d->used + 1) * 2 > d->cap && grow(d)) {
+	if (htab_reserve(&d->tab, &entry_ops)) {
 		free(id);
 		return -ENOMEM;
 	}
-	h = fnv1a(id, len);
-	for (j = h & (d->cap - 1); d->slots[j].id; j = (j + 1) & (d->cap - 1))
-		if (d->slots[j].hash == h && d->slots[j].len == len &&
-		    !memcmp(d->slots[j].id, id, len))
-			break;
-	if (d->slots[j].id) {
+	k.id = id;
+	k.hash = htab_hash_bytes(id, k.len);
+	*e = htab_find(&d->tab, &entry_ops, k.hash, entry_is, &k);
+	if ((*e)->id) {
 		free(id);
 	} else {
-		d->slots[j] = (struct entry){ .id = id, .len = len, .hash = h };
-		d->used++;
+		**e = (struct entry){ .id = id, .len = k.len, .hash = k.hash };
+		d->tab.nr++;
 	}
-	*e = &d->slots[j];
 	return 0;
 }
 
@@ -144,10 +135,13 @@ int deltas__apply(struct deltas *d, struct sw_stacks *s)
 
 void deltas__free(struct deltas *d)
 {
+	struct entry *v;
+
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->cap; i++)
-		free(d->slots[i].id);
-	free(d->slots);
+	v = d->tab.slots;
+	for (size_t i = 0; i < d->tab.cap; i++)
+		free(v[i].id);
+	free(v);
 	free(d);
 }

@@ -6,15 +6,15 @@
 #include <string.h>
 #include <libiberty/demangle.h>
 #include "demangle.h"
+#include "htab.h"
 
 struct slot {
-	const char *name;
+	const char *name;	/* NULL: a free slot */
 	char *readable;		/* NULL: name is not mangled */
 };
 
 struct demangler {
-	struct slot *v;
-	size_t cap, used;
+	struct htab tab;	/* of struct slot, by the name's address */
 };
 
 int demangler__new(struct demangler **out)
@@ -23,31 +23,24 @@ int demangler__new(struct demangler **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-static size_t hash(const char *p, size_t cap)
+static size_t hash(const char *p)
 {
-	return ((uintptr_t)p >> 3) * 0x9e3779b97f4a7c15ULL >> 20 & (cap - 1);
+	return ((uintptr_t)p >> 3) * 0x9e3779b97f4a7c15ULL >> 20;
 }
 
-static int grow(struct demangler *d)
+static size_t slot_hash(const void *slot)
 {
-	size_t cap = d->cap ? 2 * d->cap : 1024;
-	struct slot *v = calloc(cap, sizeof(*v));
+	return hash(((const struct slot *)slot)->name);
+}
 
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->cap; i++) {
-		size_t j;
+static const struct htab_ops slot_ops = {
+	.size = sizeof(struct slot), .min = 1024, .hash = slot_hash,
+};
 
-		if (!d->v[i].name)
-			continue;
-		for (j = hash(d->v[i].name, cap); v[j].name; j = (j + 1) & (cap - 1))
-			;
-		v[j] = d->v[i];
-	}
-	free(d->v);
-	d->v = v;
-	d->cap = cap;
-	return 0;
+/* By address: see demangle.h. */
+static bool slot_is(const void *slot, const void *name)
+{
+	return ((const struct slot *)slot)->name == name;
 }
 
 /* Itanium C++ (_Z...) and Rust (legacy _ZN...17h<hash>E, v0 _R...). */
@@ -59,27 +52,31 @@ static bool looks_mangled(const char *name)
 
 const char *demangler__name(struct demangler *d, const char *name)
 {
-	size_t i;
+	struct slot *v;
 
 	if (!d || !looks_mangled(name))
 		return name;
-	if ((d->used + 1) * 2 > d->cap && grow(d))
+	if (htab_reserve(&d->tab, &slot_ops))
 		return name;
-	for (i = hash(name, d->cap); d->v[i].name; i = (i + 1) & (d->cap - 1))
-		if (d->v[i].name == name)
-			return d->v[i].readable ? d->v[i].readable : name;
-	d->v[i].name = name;
-	d->v[i].readable = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
-	d->used++;
-	return d->v[i].readable ? d->v[i].readable : name;
+	v = htab_find(&d->tab, &slot_ops, hash(name), slot_is, name);
+	if (!v->name) {
+		v->name = name;
+		v->readable = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI |
+						   DMGL_AUTO);
+		d->tab.nr++;
+	}
+	return v->readable ? v->readable : name;
 }
 
 void demangler__free(struct demangler *d)
 {
+	struct slot *v;
+
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->cap; i++)
-		free(d->v[i].readable);
-	free(d->v);
+	v = d->tab.slots;
+	for (size_t i = 0; i < d->tab.cap; i++)
+		free(v[i].readable);
+	free(v);
 	free(d);
 }

@@ -2,6 +2,7 @@
 #include "elf_file.h"
 #include "debuginfo.h"
 #include "untrusted.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -140,15 +141,8 @@ static int add_table(struct elf_file *ef, Elf *elf, Elf_Scn *scn,
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		if (ef->nr_syms == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 256;
-			void *p = realloc(ef->syms, ncap * sizeof(*ef->syms));
-
-			if (!p)
-				return -ENOMEM;
-			ef->syms = p;
-			*cap = ncap;
-		}
+		if (VEC_GROW(ef->syms, ef->nr_syms, *cap, 256))
+			return -ENOMEM;
 		e = &ef->syms[ef->nr_syms++];
 		e->sym.addr = s.st_value;
 		e->sym.size = s.st_size;

@@ -8,6 +8,8 @@
  * made on first request and kept.
  */
 #include "ksyms.h"
+#include "htab.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,11 +37,33 @@ struct ksyms {
 	struct module *mods;
 	size_t nmods;
 	uint64_t etext, sinit, einit;
-	/* handed-out symbols, by entry index: open addressing */
-	struct ksym **made;
-	uint32_t *made_idx;
-	size_t made_cap, made_nr;
+	struct htab made;	/* handed-out symbols: struct made */
 };
+
+/* Packed: 12 bytes a slot, not 16, as the table may come to hold many. */
+struct made {
+	struct ksym *k;		/* NULL: a free slot */
+	uint32_t idx;		/* its entry */
+} __attribute__((packed));
+
+static size_t made_hash_idx(uint32_t idx)
+{
+	return idx * 2654435761u;
+}
+
+static size_t made_hash(const void *slot)
+{
+	return made_hash_idx(((const struct made *)slot)->idx);
+}
+
+static const struct htab_ops made_ops = {
+	.size = sizeof(struct made), .min = 256, .hash = made_hash,
+};
+
+static bool made_is(const void *slot, const void *idx)
+{
+	return ((const struct made *)slot)->idx == *(const uint32_t *)idx;
+}
 
 static int hexval(char c)
 {
@@ -76,18 +100,9 @@ static long intern(struct ksyms *ks, const char *s, size_t n)
 {
 	size_t off = ks->names_len;
 
-	if (ks->names_len + n + 1 > ks->names_cap) {
-		size_t cap = ks->names_cap ? ks->names_cap * 2 : 1 << 20;
-		char *p;
-
-		while (cap < ks->names_len + n + 1)
-			cap *= 2;
-		p = realloc(ks->names, cap);
-		if (!p)
-			return -ENOMEM;
-		ks->names = p;
-		ks->names_cap = cap;
-	}
+	if (vec_reserve(&ks->names, &ks->names_cap, ks->names_len, n + 1, 1,
+			1 << 20))
+		return -ENOMEM;
 	memcpy(ks->names + off, s, n);
 	ks->names[off + n] = '\0';
 	ks->names_len += n + 1;
@@ -120,15 +135,8 @@ static int parse_line(struct ksyms *ks, char *p, uint32_t line)
 		*tab = '\0';
 	if (!*name)
 		return 0;
-	if (ks->nr == ks->cap) {
-		size_t cap = ks->cap ? ks->cap * 2 : 65536;
-		void *q = realloc(ks->v, cap * sizeof(*ks->v));
-
-		if (!q)
-			return -ENOMEM;
-		ks->v = q;
-		ks->cap = cap;
-	}
+	if (VEC_GROW(ks->v, ks->nr, ks->cap, 65536))
+		return -ENOMEM;
 	off = intern(ks, name, strlen(name));
 	if (off < 0)
 		return off;
@@ -229,12 +237,14 @@ fail:
 
 void ksyms__free(struct ksyms *ks)
 {
+	struct made *m;
+
 	if (!ks)
 		return;
-	for (size_t i = 0; i < ks->made_cap; i++)
-		free(ks->made[i]);
-	free(ks->made);
-	free(ks->made_idx);
+	m = ks->made.slots;
+	for (size_t i = 0; i < ks->made.cap; i++)
+		free(m[i].k);
+	free(m);
 	free(ks->v);
 	free(ks->mods);
 	free(ks->names);
@@ -275,41 +285,17 @@ static uint64_t extent(const struct ksyms *ks, size_t i,
 }
 
 /* The struct ksym for entry i, made once and kept: pointers stay valid. */
-static const struct ksym *made(struct ksyms *ks, size_t i)
+static const struct ksym *made(struct ksyms *ks, uint32_t i)
 {
 	const struct module *mod;
+	struct made *m;
 	struct ksym *k;
-	size_t h;
 
-	if ((ks->made_nr + 1) * 2 > ks->made_cap) {
-		size_t cap = ks->made_cap ? ks->made_cap * 2 : 256;
-		struct ksym **m = calloc(cap, sizeof(*m));
-		uint32_t *idx = calloc(cap, sizeof(*idx));
-
-		if (!m || !idx) {
-			free(m);
-			free(idx);
-			return NULL;
-		}
-		for (size_t a = 0; a < ks->made_cap; a++) {
-			if (!ks->made[a])
-				continue;
-			for (h = ks->made_idx[a] * 2654435761u & (cap - 1); m[h];
-			     h = (h + 1) & (cap - 1))
-				;
-			m[h] = ks->made[a];
-			idx[h] = ks->made_idx[a];
-		}
-		free(ks->made);
-		free(ks->made_idx);
-		ks->made = m;
-		ks->made_idx = idx;
-		ks->made_cap = cap;
-	}
-	for (h = i * 2654435761u & (ks->made_cap - 1); ks->made[h];
-	     h = (h + 1) & (ks->made_cap - 1))
-		if (ks->made_idx[h] == i)
-			return ks->made[h];
+	if (htab_reserve(&ks->made, &made_ops))
+		return NULL;
+	m = htab_find(&ks->made, &made_ops, made_hash_idx(i), made_is, &i);
+	if (m->k)
+		return m->k;
 	k = malloc(sizeof(*k));
 	if (!k)
 		return NULL;
@@ -318,9 +304,9 @@ static const struct ksym *made(struct ksyms *ks, size_t i)
 	k->end = extent(ks, i, mod);
 	k->name = ks->names + ks->v[i].name;
 	k->module = mod ? ks->names + mod->name : NULL;
-	ks->made[h] = k;
-	ks->made_idx[h] = i;
-	ks->made_nr++;
+	m->k = k;
+	m->idx = i;
+	ks->made.nr++;
 	return k;
 }
 

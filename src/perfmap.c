@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "perfmap.h"
 #include "untrusted.h"
+#include "vec.h"
 
 struct jit_sym {
 	uint64_t start, end;
@@ -82,12 +83,8 @@ static void load(struct perfmap *pm, const char *path, off_t size,
 
 		if (sscanf(line, "%llx %llx %4095[^\n]", &start, &len, name) != 3)
 			continue;
-		if (pm->n == cap) {
-			s = realloc(pm->v, (cap = cap ? 2 * cap : 256) * sizeof(*s));
-			if (!s)
-				break;
-			pm->v = s;
-		}
+		if (VEC_GROW(pm->v, pm->n, cap, 256))
+			break;
 		s = &pm->v[pm->n];
 		s->start = start;
 		s->end = start + len;

@@ -13,6 +13,7 @@
 #include "libpath.h"
 #include "untrusted.h"
 #include "usdt.h"
+#include "vec.h"
 
 static int fail(char *err, size_t len, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -215,13 +216,8 @@ static char **traceable(const char *tracefs, size_t *n)
 		return NULL;
 	while (fgets(line, sizeof(line), in)) {
 		line[strcspn(line, " \t\n")] = 0;
-		if (*n == cap) {
-			char **g = realloc(v, (cap = cap ? 2 * cap : 4096) * sizeof(*v));
-
-			if (!g)
-				break;
-			v = g;
-		}
+		if (VEC_GROW(v, *n, cap, 4096))
+			break;
 		if (!(v[*n] = strdup(line)))
 			break;
 		(*n)++;
@@ -262,13 +258,8 @@ static struct ksym_name *kernel_functions(char **ok, size_t nok, size_t *n)
 		    /* padding and CFI stubs before functions (6.x) */
 		    !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6))
 			continue;
-		if (*n == cap) {
-			struct ksym_name *g = realloc(v, (cap = cap ? 2 * cap : 65536) * sizeof(*v));
-
-			if (!g)
-				break;
-			v = g;
-		}
+		if (VEC_GROW(v, *n, cap, 65536))
+			break;
 		v[*n].addr = addr;
 		v[*n].traceable = !ok || bsearch(&key, ok, nok, sizeof(*ok), cmp_str);
 		if (!(v[*n].name = strdup(name)))

@@ -65,6 +65,7 @@ struct sw_target {
 	 * kernels before 4.20 do not (spec.ref_ctr_off is theirs to set).
 	 */
 	unsigned long semaphore;
+	int attach_err;		/* -errno the kernel refused it with, 0: attached */
 };
 
 struct sw_targets {

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 #include "procs.h"
+#include "htab.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -24,13 +26,10 @@ struct proc {
 	size_t nr, cap;
 };
 
-/* Open-addressing tables; capacities are powers of two, at most half full. */
 struct procs {
-	struct proc **procs;
-	size_t procs_cap, nr_procs;
+	struct htab procs;	/* of struct proc *, by pid */
 	/* every process maps the same few paths: keep one copy of each */
-	char **paths;
-	size_t paths_cap, nr_paths;
+	struct htab paths;	/* of char * */
 	enum procs_scope scope;
 	uint64_t round;
 	size_t nr_dead;
@@ -41,14 +40,33 @@ static size_t hash_pid(uint32_t pid)
 	return pid * 2654435761u;
 }
 
-static size_t hash_str(const char *s)
+static size_t proc_hash(const void *slot)
 {
-	size_t h = 14695981039346656037ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
+	return hash_pid((*(struct proc *const *)slot)->pid);
 }
+
+static bool proc_is(const void *slot, const void *pid)
+{
+	return (*(struct proc *const *)slot)->pid == *(const uint32_t *)pid;
+}
+
+static size_t path_hash(const void *slot)
+{
+	return htab_hash_str(*(char *const *)slot);
+}
+
+static bool path_is(const void *slot, const void *s)
+{
+	return !strcmp(*(char *const *)slot, s);
+}
+
+static const struct htab_ops proc_ops = {
+	.size = sizeof(struct proc *), .min = 64, .hash = proc_hash,
+};
+
+static const struct htab_ops path_ops = {
+	.size = sizeof(char *), .min = 64, .hash = path_hash,
+};
 
 uint32_t procs_tgid_of(uint32_t tid)
 {
@@ -73,11 +91,8 @@ int procs__new(struct procs **out)
 	*out = NULL;
 	if (!p)
 		return -ENOMEM;
-	p->procs_cap = 64;
-	p->paths_cap = 64;
-	p->procs = calloc(p->procs_cap, sizeof(*p->procs));
-	p->paths = calloc(p->paths_cap, sizeof(*p->paths));
-	if (!p->procs || !p->paths) {
+	if (htab_init(&p->procs, &proc_ops, proc_ops.min) ||
+	    htab_init(&p->paths, &path_ops, path_ops.min)) {
 		procs__free(p);
 		return -ENOMEM;
 	}
@@ -87,63 +102,51 @@ int procs__new(struct procs **out)
 
 void procs__free(struct procs *p)
 {
+	struct proc **procs;
+	char **paths;
 	size_t i;
 
 	if (!p)
 		return;
-	for (i = 0; p->procs && i < p->procs_cap; i++) {
-		if (p->procs[i]) {
-			free(p->procs[i]->maps);
-			free(p->procs[i]);
+	procs = p->procs.slots;
+	for (i = 0; i < p->procs.cap; i++) {
+		if (procs[i]) {
+			free(procs[i]->maps);
+			free(procs[i]);
 		}
 	}
-	for (i = 0; p->paths && i < p->paths_cap; i++)
-		free(p->paths[i]);
-	free(p->procs);
-	free(p->paths);
+	paths = p->paths.slots;
+	for (i = 0; i < p->paths.cap; i++)
+		free(paths[i]);
+	free(procs);
+	free(paths);
 	free(p);
 }
 
-static struct proc **proc_slot(struct proc **tab, size_t cap, uint32_t pid)
+static struct proc **proc_slot(const struct procs *p, uint32_t pid)
 {
-	size_t i = hash_pid(pid) & (cap - 1);
-
-	while (tab[i] && tab[i]->pid != pid)
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
+	return htab_find(&p->procs, &proc_ops, hash_pid(pid), proc_is, &pid);
 }
 
 static struct proc *proc_get(const struct procs *p, uint32_t pid)
 {
-	return *proc_slot(p->procs, p->procs_cap, pid);
+	return *proc_slot(p, pid);
 }
 
 static struct proc *proc_get_or_add(struct procs *p, uint32_t pid)
 {
-	struct proc **slot = proc_slot(p->procs, p->procs_cap, pid);
+	struct proc **slot = proc_slot(p, pid);
 
 	if (*slot)
 		return *slot;
-	if (2 * (p->nr_procs + 1) > p->procs_cap) {
-		size_t cap = p->procs_cap * 2, i;
-		struct proc **tab = calloc(cap, sizeof(*tab));
-
-		if (!tab)
-			return NULL;
-		for (i = 0; i < p->procs_cap; i++)
-			if (p->procs[i])
-				*proc_slot(tab, cap, p->procs[i]->pid) =
-					p->procs[i];
-		free(p->procs);
-		p->procs = tab;
-		p->procs_cap = cap;
-		slot = proc_slot(tab, cap, pid);
-	}
+	if (htab_reserve(&p->procs, &proc_ops))
+		return NULL;
+	slot = proc_slot(p, pid);
 	*slot = calloc(1, sizeof(**slot));
 	if (!*slot)
 		return NULL;
 	(*slot)->pid = pid;
-	p->nr_procs++;
+	p->procs.nr++;
 	return *slot;
 }
 
@@ -179,39 +182,24 @@ bool procs__wants(const struct procs *p, uint32_t pid)
 	return pr && pr->traced;
 }
 
-static char **path_slot(char **tab, size_t cap, const char *s)
+static char **path_slot(const struct procs *p, const char *s)
 {
-	size_t i = hash_str(s) & (cap - 1);
-
-	while (tab[i] && strcmp(tab[i], s))
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
+	return htab_find(&p->paths, &path_ops, htab_hash_str(s), path_is, s);
 }
 
 static const char *intern(struct procs *p, const char *s)
 {
-	char **slot = path_slot(p->paths, p->paths_cap, s);
+	char **slot = path_slot(p, s);
 
 	if (*slot)
 		return *slot;
-	if (2 * (p->nr_paths + 1) > p->paths_cap) {
-		size_t cap = p->paths_cap * 2, i;
-		char **tab = calloc(cap, sizeof(*tab));
-
-		if (!tab)
-			return NULL;
-		for (i = 0; i < p->paths_cap; i++)
-			if (p->paths[i])
-				*path_slot(tab, cap, p->paths[i]) = p->paths[i];
-		free(p->paths);
-		p->paths = tab;
-		p->paths_cap = cap;
-		slot = path_slot(tab, cap, s);
-	}
+	if (htab_reserve(&p->paths, &path_ops))
+		return NULL;
+	slot = path_slot(p, s);
 	*slot = strdup(s);
 	if (!*slot)
 		return NULL;
-	p->nr_paths++;
+	p->paths.nr++;
 	return *slot;
 }
 
@@ -219,15 +207,8 @@ static int add_map(struct procs *p, struct proc *pr, const struct proc_map *m)
 {
 	struct proc_map *dst;
 
-	if (pr->nr == pr->cap) {
-		size_t cap = pr->cap ? pr->cap * 2 : 32;
-		void *v = realloc(pr->maps, cap * sizeof(*pr->maps));
-
-		if (!v)
-			return -ENOMEM;
-		pr->maps = v;
-		pr->cap = cap;
-	}
+	if (VEC_GROW(pr->maps, pr->nr, pr->cap, 32))
+		return -ENOMEM;
 	dst = &pr->maps[pr->nr];
 	*dst = *m;
 	dst->gen = pr->gen;
@@ -367,11 +348,12 @@ size_t procs__nr_dead(const struct procs *p)
 
 long procs__evict(struct procs *p, procs_keep_fn keep, void *ctx)
 {
+	struct proc **procs = p->procs.slots;
 	size_t i, live = 0, cap = 64, gone = 0;
-	struct proc **tab;
+	struct htab tab;
 
-	for (i = 0; i < p->procs_cap; i++) {
-		struct proc *pr = p->procs[i];
+	for (i = 0; i < p->procs.cap; i++) {
+		struct proc *pr = procs[i];
 
 		if (!pr)
 			continue;
@@ -387,11 +369,10 @@ long procs__evict(struct procs *p, procs_keep_fn keep, void *ctx)
 	/* a new table: the old one may have grown for processes now gone */
 	while (2 * (live + 1) > cap)
 		cap *= 2;
-	tab = calloc(cap, sizeof(*tab));
-	if (!tab)
+	if (htab_init(&tab, &proc_ops, cap))
 		return -ENOMEM;
-	for (i = 0; i < p->procs_cap; i++) {
-		struct proc *pr = p->procs[i];
+	for (i = 0; i < p->procs.cap; i++) {
+		struct proc *pr = procs[i];
 
 		if (!pr)
 			continue;
@@ -401,12 +382,10 @@ long procs__evict(struct procs *p, procs_keep_fn keep, void *ctx)
 			p->nr_dead--;
 			continue;
 		}
-		*proc_slot(tab, cap, pr->pid) = pr;
+		htab_put(&tab, &proc_ops, &procs[i]);
 	}
-	free(p->procs);
+	free(procs);
 	p->procs = tab;
-	p->procs_cap = cap;
-	p->nr_procs = live;
 	return gone;
 }
 

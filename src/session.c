@@ -18,6 +18,7 @@
 #include "symbolize.h"
 #include "untrusted.h"
 #include "../compat/semaphore.h"
+#include "vec.h"
 
 #define DEFAULT_STORAGE 16384
 /* How long COMMAND has to end on SIGTERM before it gets SIGKILL. */
@@ -133,7 +134,7 @@ int session_option(struct session_opts *o, int c, const char *arg)
 	case OPT_NO_DEMANGLE: o->no_demangle = true; return 0;
 	case OPT_FEATURES: o->kernel_features = true; return 0;
 	case OPT_WALKER:
-		if (sw_walker_parse(arg, &o->walker))
+		if (walkers_parse(arg, &o->walker))
 			return session_die(t, "unknown walker '%s'; use auto, "
 					   "getstack, stackmap or fp", arg) + 1;
 		return 0;
@@ -212,7 +213,7 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 	if (o->legacy && o->walker != SW_WALKER_AUTO && o->walker != SW_WALKER_FP)
 		return session_die(t, "--walker %s: forced legacy mode runs the fp "
 				   "walker only; drop --walker",
-				   sw_walker_name(o->walker)) + 1;
+				   walkers_name(o->walker)) + 1;
 	if (o->legacy)
 		o->walker = SW_WALKER_FP;
 	/* a CPU that is not there would count nothing, silently */
@@ -358,7 +359,8 @@ static int plan(struct session *s)
 	struct walker_opts *wo = &s->wo;
 	bool kprobe = is_kernel_probe(&s->pat);
 	enum sw_walker kind = o->walker;
-	const char *no;
+	const struct walker_desc *d;
+	struct walker_need need = {};
 	char err[512] = "";
 
 	/* what the kernel cannot probe at all is the first thing to say */
@@ -368,40 +370,17 @@ static int plan(struct session *s)
 	if (o->sink == SINK_EXPLAIN) {
 		if (kind != SW_WALKER_AUTO && kind != SW_WALKER_FP)
 			return die(s, "--explain shows the fp walker's reads; "
-				   "drop --walker %s", sw_walker_name(kind)) + 1;
+				   "drop --walker %s", walkers_name(kind)) + 1;
 		if (!f->helper_output || !f->map_perf_array)
 			return die(s, "--explain needs bpf_perf_event_output "
 				   "(4.4+), which this kernel lacks");
 		kind = SW_WALKER_FP;
 		s->why = "--explain shows the fp walker's reads";
 	}
-	if (kind == SW_WALKER_AUTO)
-		kind = sw_features_pick(f, &s->why);
-	no = sw_features_refuse(f, kind);
-	if (no)
-		return die(s, "--walker %s: %s; use --walker auto",
-			   sw_walker_name(kind), no);
 	memset(wo, 0, sizeof(*wo));
 	wo->sink = o->sink;
 	wo->kstack = !o->user_only && (kprobe || !o->own_side);
 	wo->ustack = !o->kernel_only && (!kprobe || !o->own_side || o->user_only);
-	/*
-	 * The kernel's user unwinder starts from the saved user %rbp, which
-	 * the syscall fast path leaves stale; the fp walker takes the user's
-	 * %rbp from the end of the kernel's frame chain instead.
-	 */
-	if (kprobe && wo->ustack && f->syscall_fastpath && kind != SW_WALKER_FP) {
-		if (o->walker != SW_WALKER_AUTO)
-			return die(s, "--walker %s: this kernel's syscall fast path "
-				   "leaves a stale %%rbp in the saved user "
-				   "registers, so its unwinder gets user frames of "
-				   "kernel events wrong; use --walker fp, or -K",
-				   sw_walker_name(kind));
-		kind = SW_WALKER_FP;
-		s->why = "the syscall fast path leaves the saved user %rbp stale: "
-			 "walk frame pointers from the kernel chain into user space";
-	}
-	wo->kind = kind;
 	if (wo->sink == SINK_EMIT && (!f->helper_output || !f->map_perf_array))
 		wo->sink = SINK_PRINTK;	/* 4.1-4.3: trace_printk */
 	wo->pid = o->pid;
@@ -426,28 +405,41 @@ static int plan(struct session *s)
 	if (o->cpu >= 0 && !f->helper_cpu)
 		return die(s, "-c needs bpf_get_smp_processor_id, which this "
 			   "kernel lacks (4.2+); trace every CPU, without -c");
-	if (kind == SW_WALKER_FP && kprobe && wo->kstack &&
-	    f->unwinder != SW_UNWINDER_FP)
-		return die(s, "the fp walker cannot walk kernel frames: this "
-			   "kernel has no frame pointers (%s); %s", f->unwinder_why,
-			   o->sink == SINK_EXPLAIN ? "--explain a user function "
-			   "or USDT probe instead" :
-			   "use -U for user frames, or another walker");
-	if (kind == SW_WALKER_FP && s->pat.type == SW_PAT_TRACEPOINT &&
-	    wo->kstack && !f->jit)
-		return die(s, "--walker fp walks a tracepoint's kernel frames from "
-			   "the JIT's frame pointer, and the BPF JIT is off; "
-			   "enable it: sysctl net.core.bpf_jit_enable=1");
-	if (wo->ustack && kprobe && kind == SW_WALKER_FP && !f->helper_tail_call)
-		return die(s, "--walker fp needs tail calls (4.2+) for user frames "
-			   "of kernel events; use -K");
+	need.kernel_event = kprobe;
+	need.tracepoint = s->pat.type == SW_PAT_TRACEPOINT;
+	need.kstack = wo->kstack;
+	need.ustack = wo->ustack;
+	need.explain = o->sink == SINK_EXPLAIN;
+	if (kind == SW_WALKER_AUTO) {
+		d = walkers_pick(f, &need, &s->why, err, sizeof(err));
+		if (!d)
+			return die(s, "%s", err);
+	} else {
+		d = walkers_get(kind);
+		if (d->refuse(f, &need, err, sizeof(err)))
+			return die(s, "%s", err);
+	}
+	wo->kind = d->kind;
 	if (o->kernel_only && !kprobe)
 		return die(s, "-K keeps kernel stacks only, and the events of user "
 			   "functions and USDT probes have none; drop -K") + 1;
 	wo->per_process = o->perpid || wo->ustack || o->sink != SINK_COUNT;
 	if (o->debug)
-		fprintf(s->out, "walker: %s (%s)\n", sw_walker_name(kind), s->why);
+		fprintf(s->out, "walker: %s (%s)\n", d->name, s->why);
 	return 0;
+}
+
+/* The kernel's table, then the walker auto picks in general, and why. */
+static void print_features(struct session *s)
+{
+	const struct walker_desc *d;
+	const char *why = NULL;
+	char no[512];
+
+	sw_features_print(&s->f, s->out);
+	d = walkers_pick(&s->f, NULL, &why, no, sizeof(no));
+	fprintf(s->out, "%-34s %s: %s\n", "walker", d ? d->name : "none",
+		d ? why : no);
 }
 
 static bool needs_semaphores(const struct sw_targets *ts)
@@ -521,6 +513,73 @@ static int setup_symbols(struct session *s)
 	return 0;
 }
 
+/* A target as an error line names it: what it is, and where. */
+static const char *target_desc(const struct session *s,
+			       const struct sw_target *tg, char *buf, size_t len)
+{
+	char name[256], path[256];
+
+	untrusted_escape(name, sizeof(name), tg->name);
+	switch (s->pat.type) {
+	case SW_PAT_KPROBE:
+		snprintf(buf, len, "kernel function %s", name);
+		break;
+	case SW_PAT_TRACEPOINT:
+		snprintf(buf, len, "tracepoint %s", name);
+		break;
+	default:
+		untrusted_escape(path, sizeof(path), tg->spec.path);
+		snprintf(buf, len, "%s%s in %s", s->pat.type == SW_PAT_USDT ?
+			 "USDT probe " : "", name, path);
+		break;
+	}
+	return buf;
+}
+
+/* Whether tg is the first refused target of its name, none of which attached. */
+static bool name_skipped(const struct sw_targets *t, size_t i)
+{
+	for (size_t j = 0; j < t->n; j++)
+		if (j != i && !strcmp(t->v[j].name, t->v[i].name) &&
+		    (!t->v[j].attach_err || j < i))
+			return false;
+	return true;
+}
+
+/*
+ * What a wildcard left out, on one line however many: the count and the
+ * first few names with why.  "Tracing N" then counts what is traced.
+ */
+static void warn_skipped_targets(struct session *s)
+{
+	struct sw_targets *t = &s->targets;
+	const char *noun = s->pat.type == SW_PAT_TRACEPOINT ? "tracepoints" :
+			   s->pat.type == SW_PAT_USDT ? "USDT probes" : "functions";
+	char line[1024], name[128];
+	unsigned skipped = 0, shown = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		skipped += t->v[i].attach_err && name_skipped(t, i);
+	if (!skipped)
+		return;
+	n = snprintf(line, sizeof(line), "%s: skipped %u of %u %s that cannot "
+		     "be probed:", s->o.tool, skipped, t->matched, noun);
+	for (size_t i = 0; i < t->n && shown < 3; i++) {
+		const struct sw_target *tg = &t->v[i];
+
+		if (!tg->attach_err || !name_skipped(t, i))
+			continue;
+		n += snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0,
+			      "%s %s (%s)", shown ? "," : "",
+			      untrusted_escape(name, sizeof(name), tg->name),
+			      sw_attach_why(tg->spec.kind, tg->attach_err, true));
+		shown++;
+	}
+	fprintf(stderr, "%s%s\n", line, skipped > shown ? ", ..." : "");
+	t->matched -= skipped;
+}
+
 static int spawn(struct session *s)
 {
 	int e;
@@ -549,9 +608,24 @@ static int spawn(struct session *s)
 	return 0;
 }
 
+/* How the targets were attached: --debug, and the tests, tell links apart. */
+static void debug_attached(struct session *s)
+{
+	size_t links, linked, ok = 0;
+
+	walker__links(s->w, &links, &linked);
+	for (size_t i = 0; i < s->targets.n; i++)
+		ok += !s->targets.v[i].attach_err;
+	fprintf(s->out, "attached %zu of %zu probes: %zu through %zu multi-probe "
+		"links, %zu one by one\n", ok, s->targets.n, linked, links,
+		ok - linked);
+}
+
 /* The walker loaded, following COMMAND, attached: 0 or said. */
 static int start_walker(struct session *s)
 {
+	const struct sw_target *bad;
+	char what[600];
 	__u64 need;
 	int e;
 
@@ -568,7 +642,7 @@ static int start_walker(struct session *s)
 				   "RLIMIT_MEMLOCK could not be raised; run as "
 				   "root or raise it (ulimit -l unlimited)");
 		return die(s, "cannot load the %s walker: %s; try --debug, or "
-			   "another --walker", sw_walker_name(s->wo.kind),
+			   "another --walker", walkers_name(s->wo.kind),
 			   strerror(-e));
 	}
 	if (s->o.debug)
@@ -576,9 +650,14 @@ static int start_walker(struct session *s)
 	e = s->have_cmd ? walker__follow(s->w, s->cmd.pid) : 0;
 	if (e)
 		return die(s, "cannot follow %s: %s", s->o.command[0], strerror(-e));
-	e = walker__attach(s->w, &s->targets);
+	e = walker__attach(s->w, &s->targets, &bad);
+	if (e && bad)
+		return die(s, "cannot attach to %s: %s", target_desc(s, bad, what,
+			   sizeof(what)), sw_attach_why(bad->spec.kind, e, false));
 	if (e)
 		return die(s, "cannot attach to \"%s\": %s", s->o.pattern, strerror(-e));
+	if (s->o.debug)
+		debug_attached(s);
 	return 0;
 }
 
@@ -593,12 +672,14 @@ int session_start(struct session *s)
 	if (s->o.small_keys)
 		sw_features_force_small_keys(&s->f);
 	if (s->o.kernel_features) {
-		sw_features_print(&s->f, s->out);
+		print_features(s);
 		return 0;
 	}
 	if (!s->f.bpf)
 		return die(s, "this kernel refuses BPF programs; run as root on "
 			   "a kernel with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS");
+	/* probing changed nothing; tracing may: no tracefs is no error here */
+	sw_features_prepare(&s->f);
 	if ((s->o.legacy || !s->f.pmu_kprobe) && s->f.tracefs[0])
 		sw_tracefs_remove_stale(s->f.tracefs);
 	if (sw_pattern_parse(s->o.pattern, s->o.regexp, &s->pat, err, sizeof(err)))
@@ -640,6 +721,7 @@ int session_start(struct session *s)
 		sideband__background_stop(s->sb);
 	if (e)
 		return e;
+	warn_skipped_targets(s);
 	if (s->o.pid && needs_semaphores(&s->targets)) {
 		e = semaphores(&s->targets, s->o.pid, 1);
 		if (e)
@@ -721,16 +803,9 @@ static void add_tgid(void *ctx, __u32 tgid)
 {
 	struct tgids *t = ctx;
 
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		void *v = realloc(t->v, cap * sizeof(*t->v));
-
-		if (!v) {
-			t->err = -ENOMEM;
-			return;
-		}
-		t->v = v;
-		t->cap = cap;
+	if (VEC_GROW(t->v, t->n, t->cap, 256)) {
+		t->err = -ENOMEM;
+		return;
 	}
 	t->v[t->n++] = tgid;
 }
@@ -993,6 +1068,8 @@ int session_stop(struct session *s)
 
 void session_free(struct session *s)
 {
+	/* an error after attaching exits as promptly as a run that ended */
+	walker__detach_async(s->w);
 	walker__free(s->w);
 	if (s->have_cmd) {
 		/* stopped early (an error): do not leave it waiting */

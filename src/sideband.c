@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 #include "sideband.h"
 #include "procs.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -98,7 +99,8 @@ struct rec_lost {
 static int online_cpus(int **cpus, int *nr)
 {
 	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	int lo, hi, n = 0, cap = 0, *v = NULL;
+	int lo, hi, *v = NULL;
+	size_t n = 0, cap = 0;
 	char sep;
 
 	if (!f)
@@ -113,15 +115,10 @@ static int online_cpus(int **cpus, int *nr)
 			sep = fgetc(f);
 		}
 		for (; lo <= hi; lo++) {
-			if (n == cap) {
-				void *p = realloc(v, (cap = cap ? cap * 2 : 16) *
-						     sizeof(*v));
-				if (!p) {
-					free(v);
-					fclose(f);
-					return -ENOMEM;
-				}
-				v = p;
+			if (VEC_GROW(v, n, cap, 16)) {
+				free(v);
+				fclose(f);
+				return -ENOMEM;
 			}
 			v[n++] = lo;
 		}

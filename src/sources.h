@@ -3,8 +3,7 @@
 #ifndef SW_SOURCES_H
 #define SW_SOURCES_H
 
-#include "../compat/kfeatures.h"
-
-const char *sw_walker_source(enum sw_walker w);
+/* The source of the walker of that name (struct walker_desc), or NULL. */
+const char *sw_walker_source(const char *name);
 
 #endif

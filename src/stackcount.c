@@ -16,6 +16,7 @@
 #include "formats.h"
 #include "output.h"
 #include "session.h"
+#include "walkers.h"
 
 struct tool {
 	struct session s;
@@ -206,7 +207,7 @@ static void run_info(struct tool *t, struct sw_run *r, long long since_ms,
 	*r = (struct sw_run){
 		.tool = s->o.tool,
 		.pattern = s->o.pattern,
-		.walker = sw_walker_name(s->wo.kind),
+		.walker = walkers_name(s->wo.kind),
 		.probes = s->targets.matched,
 		.start_ns = t->start_ns,
 		.seconds = (session_now_ms() - since_ms) / 1000.0,

@@ -3,6 +3,7 @@
 #include "demangle.h"
 #include "perfmap.h"
 #include "elf_file.h"
+#include "htab.h"
 #include "ksyms.h"
 #include "procs.h"
 #include "untrusted.h"
@@ -26,6 +27,44 @@ struct file_slot {
 	struct elf_file *ef;
 };
 
+static size_t hash_key(const struct proc_map *m)
+{
+	if (m->ino)
+		return (m->ino * 0x9e3779b97f4a7c15ull) ^
+		       ((uint64_t)m->maj << 20 | m->min);
+	return htab_hash_str(m->path);
+}
+
+static bool same_file(const void *slot, const void *key)
+{
+	const struct file_slot *f = slot;
+	const struct proc_map *m = key;
+
+	if (m->ino)
+		return f->ino == m->ino && f->maj == m->maj &&
+		       f->min == m->min;
+	return !f->ino && !strcmp(f->path, m->path);
+}
+
+static bool file_used(const void *slot)
+{
+	return ((const struct file_slot *)slot)->used;
+}
+
+static size_t file_hash(const void *slot)
+{
+	const struct file_slot *f = slot;
+	struct proc_map key = { .maj = f->maj, .min = f->min, .ino = f->ino,
+				.path = f->path };
+
+	return hash_key(&key);
+}
+
+static const struct htab_ops file_ops = {
+	.size = sizeof(struct file_slot), .min = 64,
+	.hash = file_hash, .used = file_used,
+};
+
 struct symbolizer {
 	struct procs *procs;
 	/* kallsyms being read meanwhile (symbolizer__preload_kernel) */
@@ -37,8 +76,7 @@ struct symbolizer {
 	void *on_skip_ctx;
 	struct ksyms *ksyms;
 	int ksyms_err;		/* the first load's failure, repeated */
-	struct file_slot *files;	/* open addressing, at most half full */
-	size_t files_cap, nr_files;
+	struct htab files;	/* of struct file_slot */
 };
 
 int symbolizer__new(struct symbolizer **out, struct procs *procs)
@@ -49,9 +87,8 @@ int symbolizer__new(struct symbolizer **out, struct procs *procs)
 	if (!s)
 		return -ENOMEM;
 	s->procs = procs;
-	s->files_cap = 64;
-	s->files = calloc(s->files_cap, sizeof(*s->files));
-	if (!s->files || demangler__new(&s->dm) || perfmaps__new(&s->jit)) {
+	if (htab_init(&s->files, &file_ops, file_ops.min) ||
+	    demangler__new(&s->dm) || perfmaps__new(&s->jit)) {
 		symbolizer__free(s);
 		return -ENOMEM;
 	}
@@ -88,14 +125,15 @@ static void wait_loader(struct symbolizer *s)
 
 void symbolizer__free(struct symbolizer *s)
 {
-	size_t i;
+	struct file_slot *files;
 
 	if (!s)
 		return;
 	wait_loader(s);
-	for (i = 0; i < s->files_cap; i++)
-		elf_file__free(s->files[i].ef);
-	free(s->files);
+	files = s->files.slots;
+	for (size_t i = 0; i < s->files.cap; i++)
+		elf_file__free(files[i].ef);
+	free(files);
 	ksyms__free(s->ksyms);
 	demangler__free(s->dm);
 	perfmaps__free(s->jit);
@@ -163,56 +201,10 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return,
 	return 0;
 }
 
-static size_t hash_key(const struct proc_map *m)
-{
-	size_t h = 14695981039346656037ull;
-	const char *p;
-
-	if (m->ino)
-		return (m->ino * 0x9e3779b97f4a7c15ull) ^
-		       ((uint64_t)m->maj << 20 | m->min);
-	for (p = m->path; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ull;
-	return h;
-}
-
-static bool same_file(const struct file_slot *f, const struct proc_map *m)
-{
-	if (m->ino)
-		return f->ino == m->ino && f->maj == m->maj &&
-		       f->min == m->min;
-	return !f->ino && !strcmp(f->path, m->path);
-}
-
-static struct file_slot *file_slot(struct file_slot *tab, size_t cap,
+static struct file_slot *file_slot(struct symbolizer *s,
 				   const struct proc_map *m)
 {
-	size_t i = hash_key(m) & (cap - 1);
-
-	while (tab[i].used && !same_file(&tab[i], m))
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
-}
-
-static int grow_files(struct symbolizer *s)
-{
-	size_t cap = s->files_cap * 2, i;
-	struct file_slot *tab = calloc(cap, sizeof(*tab));
-
-	if (!tab)
-		return -ENOMEM;
-	for (i = 0; i < s->files_cap; i++) {
-		const struct file_slot *f = &s->files[i];
-		struct proc_map key = { .maj = f->maj, .min = f->min,
-					.ino = f->ino, .path = f->path };
-
-		if (f->used)
-			*file_slot(tab, cap, &key) = *f;
-	}
-	free(s->files);
-	s->files = tab;
-	s->files_cap = cap;
-	return 0;
+	return htab_find(&s->files, &file_ops, hash_key(m), same_file, m);
 }
 
 /*
@@ -252,23 +244,21 @@ static struct elf_file *open_file(struct symbolizer *s, uint32_t tgid,
 static int get_file(struct symbolizer *s, uint32_t tgid,
 		    const struct proc_map *m, struct elf_file **ef)
 {
-	struct file_slot *f = file_slot(s->files, s->files_cap, m);
+	struct file_slot *f = file_slot(s, m);
 	int err;
 
 	if (!f->used) {
-		if (2 * (s->nr_files + 1) > s->files_cap) {
-			err = grow_files(s);
-			if (err)
-				return err;
-			f = file_slot(s->files, s->files_cap, m);
-		}
+		err = htab_reserve(&s->files, &file_ops);
+		if (err)
+			return err;
+		f = file_slot(s, m);
 		f->used = true;
 		f->maj = m->maj;
 		f->min = m->min;
 		f->ino = m->ino;
 		f->path = m->path;
 		f->ef = open_file(s, tgid, m);
-		s->nr_files++;
+		s->files.nr++;
 	}
 	*ef = f->ef;
 	return 0;
@@ -290,9 +280,9 @@ int symbolizer__add_file(struct symbolizer *s, const char *path)
 	key.maj = major(st.st_dev);
 	key.min = minor(st.st_dev);
 	key.ino = st.st_ino;
-	if (2 * (s->nr_files + 1) > s->files_cap && grow_files(s))
+	if (htab_reserve(&s->files, &file_ops))
 		return -ENOMEM;
-	f = file_slot(s->files, s->files_cap, &key);
+	f = file_slot(s, &key);
 	if (f->used)
 		return 0;
 	f->used = true;
@@ -303,7 +293,7 @@ int symbolizer__add_file(struct symbolizer *s, const char *path)
 	f->ef = NULL;
 	elf_file__open(&f->ef, path, &sk);
 	skipped(s, &sk);
-	s->nr_files++;
+	s->files.nr++;
 	return 0;
 }
 

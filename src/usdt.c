@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 #include "usdt.h"
 #include "elf_file.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -96,18 +97,7 @@ static int parse_note(const struct elf_file *ef, const struct notes_ctx *c,
 
 static int grow(struct usdt_probe **v, size_t *cap, size_t n)
 {
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	p = realloc(*v, ncap * sizeof(**v));
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = ncap;
-	return 0;
+	return VEC_GROW(*v, n, *cap, 16);
 }
 
 static int scan_section(const struct elf_file *ef, const struct notes_ctx *c,

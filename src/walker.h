@@ -12,6 +12,7 @@
 #include "../bpf/stackwalk.h"
 #include "../compat/kfeatures.h"
 #include "probe.h"
+#include "walkers.h"
 
 /* Where stacks go: counted in the kernel, or one by one to user space. */
 enum walker_sink {
@@ -74,8 +75,16 @@ bool walker_can_follow(const struct sw_features *f);
 int walker__open(struct walker **out, const struct sw_features *f,
 		 const struct walker_opts *o, const struct sw_targets *t,
 		 __u64 *map_bytes);
-/* Attach every target; returns how many attached, or -errno. */
-int walker__attach(struct walker *w, const struct sw_targets *t);
+/*
+ * Attach every target, each one's error in its attach_err.  Of several, a
+ * target the kernel refuses is skipped (see walker.c).  Returns 0 if
+ * every target that is not skipped attached, or -errno; *failed is then
+ * the target that failed, or NULL if none did (the follow probes).
+ */
+int walker__attach(struct walker *w, struct sw_targets *t,
+		   const struct sw_target **failed);
+/* How many multi-probe links attached how many targets. */
+void walker__links(const struct walker *w, size_t *links, size_t *linked);
 /* Trace the process pid (a -- COMMAND) and what it starts. */
 int walker__follow(struct walker *w, pid_t pid);
 /* All stacks counted so far (cumulative). */

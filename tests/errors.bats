@@ -4,6 +4,12 @@
 
 load helpers
 
+teardown() {
+	teardown_processes
+	[ -n "${UP_PID:-}" ] && kill "$UP_PID" 2>/dev/null
+	return 0
+}
+
 # expect_error_of TOOL STATUS 'stderr glob' args...
 expect_error_of() {
 	local tool=$1 want=$2 msg=$3
@@ -125,4 +131,88 @@ broken_shstrndx() {
 	expect_error 1 "cannot read the section names of $f: its section header string table index (SHN_XINDEX) points into a section header that is not there" "u:$f:probe"
 	# no section headers, so no symbol table: nothing to match
 	expect_error 1 "no function matches \"work\" in $f; list them with: nm $f" "$f:work"
+}
+
+# unprobeable waits for its N on a fifo: a uprobe is checked where it is
+# put in place, in a process that maps the binary, so attach while it waits.
+start_unprobeable() {
+	local i
+	mkfifo "$BATS_TEST_TMPDIR/up.in"
+	"$W/unprobeable" < "$BATS_TEST_TMPDIR/up.in" > /dev/null &
+	UP_PID=$!
+	exec 8> "$BATS_TEST_TMPDIR/up.in"
+	for ((i = 0; i < 600; i++)); do
+		[ "$(readlink "/proc/$UP_PID/exe")" = "$W/unprobeable" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# run it: N rounds, then it exits
+finish_unprobeable() {
+	echo "$1" >&8
+	exec 8>&-
+	wait "$UP_PID"
+}
+
+@test "one function uprobes refuse: one error line naming it and why" {
+	start_unprobeable
+	expect_error 1 "cannot attach to probe_locked in $W/unprobeable: uprobes cannot be placed on its first instruction (ENOTSUPP)" \
+		-U -p "$UP_PID" "$W/unprobeable:probe_locked"
+	finish_unprobeable 1
+}
+
+@test "a wildcard skips what uprobes refuse, says so once, and traces the rest" {
+	start_unprobeable
+	start_sc -U -p "$UP_PID" "$W/unprobeable:probe_*"
+	finish_unprobeable 2
+	stop_sc
+	diff -u - "$BATS_TEST_TMPDIR/sc.out" <<EOF2
+Tracing 2 functions for "$W/unprobeable:probe_*"... Hit Ctrl-C to end.
+
+  probe_a
+  main
+  [unknown]
+    2
+
+  probe_b
+  main
+  [unknown]
+    4
+
+Detaching...
+EOF2
+	diff -u - "$BATS_TEST_TMPDIR/sc.err" <<'EOF2'
+stackcount: skipped 1 of 3 functions that cannot be probed: probe_locked (not supported)
+EOF2
+	[ -z "$(leftover_probes)" ]
+}
+
+# x86 kernels refuse perf sampling of irq_vectors:irq_work_exit (its
+# TRACE_EVENT_PERF_PERM), on every version we support
+@test "a tracepoint perf may not sample: named alone, skipped in a wildcard" {
+	expect_error 1 "cannot attach to tracepoint irq_vectors:irq_work_exit: the kernel does not let perf sample this tracepoint (EPERM)" \
+		t:irq_vectors:irq_work_exit
+	run --separate-stderr "$SC" -D 1 't:irq_vectors:irq_work_*'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 'Tracing 1 functions for "t:irq_vectors:irq_work_*"... Hit Ctrl-C to end.' ]
+	[ "$stderr" = "stackcount: skipped 1 of 2 tracepoints that cannot be probed: irq_vectors:irq_work_exit (not permitted)" ]
+	[ -z "$(leftover_probes)" ]
+}
+
+# paths has 18 functions; a link takes the targets of one program, and
+# which of two programs a function's entry needs is calibrated per kernel
+@test "a wildcard attaches through multi-probe links where the kernel has them" {
+	run --separate-stderr "$SC" --debug -U -D 1 "$W/paths:*"
+	[ "$status" -eq 0 ]
+	att=$(grep '^attached' <<<"$output")
+	if grep -q '^uprobe_multi links (6.6) *yes$' <("$SC" --kernel-features); then
+		[[ "$att" == 'attached 18 of 18 probes: 18 through '[12]' multi-probe links, 0 one by one' ]]
+	else
+		[ "$att" = 'attached 18 of 18 probes: 0 through 0 multi-probe links, 18 one by one' ]
+	fi
+	# forced legacy mode attaches through tracefs, one by one
+	run --separate-stderr "$SC" --debug --legacy=4.4 -U -D 1 "$W/paths:*"
+	[ "$(grep '^attached' <<<"$output")" = 'attached 18 of 18 probes: 0 through 0 multi-probe links, 18 one by one' ]
+	[ -z "$(leftover_probes)" ]
 }

@@ -45,7 +45,7 @@ bounded() {
 
 # Neither the output nor stderr holds a byte a terminal acts on.
 no_control_bytes() {
-	! printf '%s%s' "$output" "$stderr" | tr -d '\n' | LC_ALL=C grep -q '[[:cntrl:]]'
+	! printf '%s%s' "$output" "$stderr" | tr -d '\n' | LC_ALL=C grep -q '[[:cntrl:]]' || false
 }
 
 # stderr is one line, "TOOL: skipping WHAT: WHY".
@@ -125,6 +125,29 @@ count_app() {
 	as_nobody ln -s /dev/zero "$H/app.debug"
 	count_app
 	one_warning stackcount "$H/app.debug" "a character device, not a regular file"
+}
+
+# Section $1 of $H/app made SHT_NOBITS (8): it claims sh_size bytes, and
+# none of them are in the file.
+nobits_section() {
+	local shoff idx
+	shoff=$(readelf -h "$H/app" | awk '/Start of section headers/ { print $5 }')
+	idx=$(readelf -SW "$H/app" | sed -n "s/^ *\[ *\([0-9]*\)\] $1 .*/\1/p")
+	[ -n "$shoff" ] && [ -n "$idx" ]
+	printf '\x08' | as_nobody dd of="$H/app" bs=1 seek=$((shoff + idx * 64 + 4)) \
+		conv=notrunc status=none
+	readelf -SW "$H/app" | grep -Eq "\] $1 +NOBITS "
+}
+
+# Found by make fuzz: the link's name was read from address 0 (SIGSEGV).
+@test "a .gnu_debuglink and a .gnu_debugdata with no bytes in the file (SHT_NOBITS)" {
+	linked_app
+	as_nobody sh -c "echo x | xz > '$H/x.xz'"
+	as_nobody objcopy --add-section .gnu_debugdata="$H/x.xz" "$H/app"
+	nobits_section .gnu_debuglink
+	nobits_section .gnu_debugdata
+	count_app
+	[ -z "$stderr" ]
 }
 
 # The sideband once opened what any process of another mount namespace

@@ -100,8 +100,8 @@ EOF
 	run --separate-stderr "$SC" -K t:syscalls:sys_enter_getppid -- "$W/paths" 2
 	[ "$status" -eq 0 ]
 	check_syscall_kernel_frames "$output"
-	! echo "$output" | grep -q 'paths \['
-	! echo "$output" | grep -qx '  getppid'
+	! echo "$output" | grep -q 'paths \[' || false
+	! echo "$output" | grep -qx '  getppid' || false
 	echo "$output" | grep -qx '    2'
 }
 
@@ -409,4 +409,19 @@ EOF2
 	PATH=$BATS_TEST_TMPDIR/bin:$PATH run --separate-stderr "$SC" -f -U sw-paths:via_b -- sw-paths 3
 	[ "$status" -eq 0 ]
 	[ "$output" = "sw-paths;[unknown];main;via_b 6" ]
+}
+
+# in a mount namespace of its own, with tracefs and debugfs unmounted
+@test "--kernel-features changes nothing: tracefs is mounted only when tracing starts" {
+	run unshare -m sh -c 'umount -l /sys/kernel/tracing 2>/dev/null
+		umount -l /sys/kernel/debug 2>/dev/null
+		"$0" --kernel-features | grep "^tracefs"
+		grep -cE " (tracefs|debugfs) " /proc/self/mounts
+		"$0" -D 1 t:sched:sched_switch > /dev/null
+		grep -E " (tracefs|debugfs) " /proc/self/mounts | cut -d" " -f1-3' "$SC"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "tracefs                            not mounted (mounted when tracing starts)" ]
+	[ "${lines[1]}" = 0 ]
+	[ "${lines[2]}" = "tracefs /sys/kernel/tracing tracefs" ]
+	[ "${#lines[@]}" -eq 3 ]
 }

@@ -3,7 +3,7 @@
 # Run as root:  build/tests/test_syms   (or: make test-syms)
 
 SYMS_SRCS := src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/ksyms.c src/procs.c \
-	     src/sideband.c src/symbolize.c src/libpath.c src/untrusted.c
+	     src/sideband.c src/symbolize.c src/libpath.c src/untrusted.c src/vec.c src/htab.c
 SYMS_HDRS := $(SYMS_SRCS:.c=.h)
 # the tool links libelf and zlib statically; so does its test
 SYMS_LIBS ?= -static -lelf -llzma -lz -liberty
@@ -39,6 +39,6 @@ build/tests/test_compat: tests/unit/test_compat.c compat/kversion.c compat/kfeat
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_compat.c compat/kversion.c
 
-build/tests/test_demangle: tests/unit/test_demangle.c src/demangle.c src/demangle.h
+build/tests/test_demangle: tests/unit/test_demangle.c src/demangle.c src/demangle.h src/htab.c src/htab.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ tests/unit/test_demangle.c src/demangle.c -static -liberty
+	$(CC) $(CFLAGS) -o $@ tests/unit/test_demangle.c src/demangle.c src/htab.c -static -liberty

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stacksnoop's events, one by one: perf samples (4.4+) or trace_pipe
+ * lines (4.1-4.3) decoded into the same struct sw_event, batched and
+ * handed on in time order.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "walker_int.h"
+#include "procs.h"
+#include "tracepipe.h"
+#include "fp_key.h"
+#include "vec.h"
+
+/* The frames of f into ev, the entry callers in place. */
+static void event_frames(struct sw_event *ev, const struct key_frames *f)
+{
+	size_t n = 0, max = sizeof(ev->frames) / sizeof(ev->frames[0]);
+
+	ev->stack.kip = ev->frames;
+	for (size_t i = 0; i < f->nk && n < max; i++) {
+		ev->frames[n++] = f->k[i];
+		if (i == 0 && f->kcaller && n < max)
+			ev->frames[n++] = f->kcaller;
+	}
+	ev->stack.nk = n;
+	ev->stack.uip = ev->frames + n;
+	for (size_t i = 0; i < f->nu && n < max; i++) {
+		ev->frames[n++] = f->u[i];
+		if (i == 0 && f->ucaller && n < max)
+			ev->frames[n++] = f->ucaller;
+	}
+	ev->stack.nu = n - ev->stack.nk;
+}
+
+/* An explain record holds one walk: the event's own side of the stack. */
+static void explain_frames(struct sw_event *ev, const struct sw_fp_explain *x,
+			   bool user)
+{
+	size_t n = walker_nframes(x->ret, SW_FP_XDEPTH);
+
+	memcpy(ev->frames, x->ret, n * sizeof(__u64));
+	ev->stack.kip = ev->stack.uip = ev->frames;
+	ev->stack.nk = user ? 0 : n;
+	ev->stack.nu = user ? n : 0;
+	ev->explain = x;
+}
+
+static void on_sample(void *ctx, int cpu, void *data, __u32 size)
+{
+	struct batch *b = ctx;
+	const struct sw_event_hdr *e = data;
+	struct key_frames *f;
+	struct sw_event *ev;
+
+	(void)cpu;
+	if (VEC_GROW(b->v, b->n, b->cap, 64)) {
+		b->err = -ENOMEM;
+		return;
+	}
+	if (size < sizeof(*e))
+		return;
+	ev = &b->v[b->n];
+	memset(ev, 0, offsetof(struct sw_event, frames));
+	ev->explain = NULL;
+	ev->ts = e->ts;
+	ev->tid = e->tid;
+	ev->cpu = e->cpu;
+	if (b->w->o.sink == SINK_EXPLAIN) {
+		const struct sw_fp_explain *x = (const void *)(e + 1);
+		struct sw_fp_explain *copy = malloc(sizeof(*copy));
+
+		if (!copy || size < sizeof(*e) + sizeof(*x)) {
+			free(copy);
+			return;
+		}
+		memcpy(copy, x, sizeof(*copy));
+		ev->stack.tgid = x->h.tgid;
+		memcpy(ev->stack.comm, x->h.comm, SW_COMM_LEN);
+		ev->stack.kstop = x->h.kstop;
+		ev->stack.ustop = x->h.ustop;
+		explain_frames(ev, copy, b->w->user_events);
+	} else {
+		f = malloc(sizeof(*f));
+		if (!f) {
+			b->err = -ENOMEM;
+			return;
+		}
+		walker_key_frames(b->w, e + 1, false, f);
+		ev->stack.tgid = f->h->tgid;
+		memcpy(ev->stack.comm, f->h->comm, SW_COMM_LEN);
+		ev->stack.kstop = f->h->kstop;
+		ev->stack.ustop = f->h->ustop;
+		event_frames(ev, f);
+		free(f);
+	}
+	ev->stack.count = 1;
+	b->n++;
+}
+
+/* A trace_pipe event (4.1-4.3) into the batch, as a perf one would be. */
+static void on_trace_event(const struct tp_event *t, void *ctx)
+{
+	struct walker *w = ctx;
+	struct sw_fp_key *key = calloc(1, sizeof(*key));
+	struct sw_event_hdr *e;
+	char *rec;
+
+	if (!key)
+		return;
+	for (__u32 i = 0; i < t->nk && i < SW_FP_KDEPTH; i++)
+		key->kip[i] = t->k[i];
+	for (__u32 i = 0; i < t->nu && i < SW_FP_UDEPTH; i++)
+		key->uip[i] = t->u[i];
+	key->h.kstop = t->kstop;
+	key->h.ustop = t->ustop;
+	/* trace_pipe gives the thread: its process names the frames */
+	key->h.tgid = procs_tgid_of(t->tid);
+	memcpy(key->h.comm, t->comm, SW_COMM_LEN);
+	rec = malloc(sizeof(*e) + sizeof(*key));
+	if (rec) {
+		e = (void *)rec;
+		e->ts = t->ts;
+		e->tid = t->tid;
+		e->cpu = t->cpu;
+		memcpy(e + 1, key, sizeof(*key));
+		on_sample(&w->batch, t->cpu, rec, sizeof(*e) + sizeof(*key));
+		free(rec);
+	}
+	free(key);
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct sw_event *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+int walker__events_open(struct walker *w, size_t pages, sw_event_fn fn,
+			void *ctx)
+{
+	w->on_event = fn;
+	w->on_event_ctx = ctx;
+	if (w->o.sink == SINK_PRINTK)
+		return tracepipe__open(&w->tp, w->f->tracefs, w->magic);
+	w->pb = perf_buffer__new(bpf_map__fd(w->events), pages, on_sample,
+				 NULL, &w->batch, NULL);
+	return w->pb ? 0 : -errno;
+}
+
+int walker__events_fd(const struct walker *w)
+{
+	if (w->tp)
+		return tracepipe__fd(w->tp);
+	return w->pb ? perf_buffer__epoll_fd(w->pb) : -1;
+}
+
+/* Everything now in the buffers, sorted by time: CPUs' buffers interleave. */
+int walker__events_poll(struct walker *w)
+{
+	struct batch *b = &w->batch;
+	int err;
+
+	b->w = w;
+	b->n = 0;
+	b->err = 0;
+	if (w->tp)
+		err = tracepipe__read(w->tp, on_trace_event, w);
+	else
+		err = perf_buffer__consume(w->pb);
+	if (!err)
+		err = b->err;
+	qsort(b->v, b->n, sizeof(*b->v), by_time);
+	for (size_t i = 0; i < b->n; i++) {
+		struct sw_event *ev = &b->v[i];
+
+		/* the batch moved as it grew: frames point into their own event */
+		ev->stack.kip = ev->frames;
+		ev->stack.uip = ev->explain ? ev->frames : ev->frames + ev->stack.nk;
+		w->on_event(ev, w->on_event_ctx);
+		free((void *)b->v[i].explain);
+	}
+	return err;
+}
+
+__u64 walker__trace_lost(const struct walker *w)
+{
+	return w->tp ? tracepipe__lost(w->tp) : 0;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside a walker: the state the shared mechanics (walker.c: load, attach,
+ * detach; walker_read.c: counts; walker_events.c: stacksnoop's events) and
+ * the walker descriptors (walker_*.c, see walkers.h) work on.  Nothing
+ * outside those files includes this.
+ */
+#ifndef SW_WALKER_INT_H
+#define SW_WALKER_INT_H
+
+#include "walker.h"
+#include "walkers.h"
+
+struct bpf_object;
+struct bpf_map;
+struct perf_buffer;
+struct tracepipe;
+
+/* getstack with small keys: an entry of the chunks map, as read back */
+struct chunk {
+	struct sw_gsc_chunk c;
+	__u64 id;
+};
+
+/* stacksnoop: the events of one poll, to be sorted by time */
+struct batch {
+	struct walker *w;
+	struct sw_event *v;
+	size_t n, cap;
+	int err;
+};
+
+/* A key's frames, whichever walker's key it is. */
+struct key_frames {
+	const struct sw_key_hdr *h;
+	const __u64 *k, *u;
+	size_t nk, nu;
+	__u64 kcaller, ucaller;		/* stackmap: inserted after frame 0 */
+	__u64 kbuf[SW_MAX_FRAMES + 1], ubuf[SW_MAX_FRAMES + 1];
+};
+
+struct walker {
+	const struct sw_features *f;
+	const struct walker_desc *d;
+	void *skel;		/* the descriptor's skeleton */
+	__u64 root;		/* see struct sw_config */
+	struct walker_opts o;
+	struct bpf_object *obj;
+	/* getstack keeps counts by stack size (SW_GS_CLASS); the others, one */
+	struct bpf_map *counts[SW_GS_CLASSES];
+	int ncounts;
+	/* getstack where hash keys are at most 512 bytes: interned chunks */
+	bool small;
+	struct bpf_map *chunks;
+	struct chunk *chunk_tab;	/* by id, as of the last read */
+	size_t nchunks;
+	__u64 partial;		/* stacks of the last read missing chunks */
+	struct bpf_map *stacks, *config, *lost, *follow, *events;
+	/* every walker's object has the fork-following programs */
+	struct bpf_program *fork_tp, *exit_tp, *fork_kretprobe, *exit_kprobe;
+	struct perf_buffer *pb;
+	struct tracepipe *tp;
+	struct batch batch;
+	sw_event_fn on_event;
+	void *on_event_ctx;
+	__u32 magic;		/* tags our trace_printk lines */
+	bool user_events;	/* the events fire in user space */
+	bool missing;		/* a program this run needs is not built */
+	struct sw_attachment *att;
+	size_t natt, cap;
+	/* programs loaded again for multi-probe links: see attach_multi() */
+	struct { int fd, multi_fd; } clones[8];
+	int nclones;
+	size_t nlinks, nlinked;	/* links made, targets attached through them */
+	/*
+	 * By the shape of a function's first instruction: the kernel's
+	 * unwinder adds the caller at a uprobe there (SW_SHAPE_OTHER: never)
+	 */
+	bool kernel_adds_ucaller[SW_SHAPES];
+};
+
+/*
+ * The maps and programs every walker's object has (bpf/common.bpf.h),
+ * from skeleton s, whatever its type, into w.
+ */
+#define WALKER_COMMON(w, s) do {				\
+	(w)->skel = (s);					\
+	(w)->obj = (s)->obj;					\
+	(w)->config = (s)->maps.config;				\
+	(w)->lost = (s)->maps.lost;				\
+	(w)->follow = (s)->maps.follow;				\
+	(w)->events = (s)->maps.events;				\
+	(w)->fork_tp = (s)->progs.sw_fork_tp;			\
+	(w)->exit_tp = (s)->progs.sw_exit_tp;			\
+	(w)->fork_kretprobe = (s)->progs.sw_fork_kretprobe;	\
+	(w)->exit_kprobe = (s)->progs.sw_exit_kprobe;		\
+} while (0)
+
+/* Load p or not; a program this run wants that does not exist is a bug. */
+void walker_want(struct walker *w, struct bpf_program *p, bool on);
+/* The frames before the first 0 of v, at most max. */
+size_t walker_nframes(const __u64 *v, size_t max);
+/*
+ * A key's frames, whichever walker's key it is; counted: a key of a
+ * counts map, not an event's.  The descriptor decodes; this fixes up.
+ */
+void walker_key_frames(struct walker *w, const void *key, bool counted,
+		       struct key_frames *f);
+/* Every key of m with its 8-byte value after it, in *recs (to be freed). */
+int walker_snapshot(struct bpf_map *m, char **recs, size_t *n);
+
+#endif

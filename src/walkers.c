@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "walkers.h"
+
+/* auto's order: the first that runs is the most exact and the cheapest */
+static const struct walker_desc *const walkers_auto[] = {
+	&walker_getstack, &walker_stackmap, &walker_fp,
+};
+
+const struct walker_desc *walkers_get(enum sw_walker kind)
+{
+	for (size_t i = 0; i < sizeof(walkers_auto) / sizeof(walkers_auto[0]); i++)
+		if (walkers_auto[i]->kind == kind)
+			return walkers_auto[i];
+	return NULL;
+}
+
+const char *walkers_name(enum sw_walker kind)
+{
+	const struct walker_desc *d = walkers_get(kind);
+
+	return d ? d->name : "auto";
+}
+
+int walkers_parse(const char *s, enum sw_walker *kind)
+{
+	const struct walker_desc *d;
+
+	if (!strcmp(s, "auto")) {
+		*kind = SW_WALKER_AUTO;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(walkers_auto) / sizeof(walkers_auto[0]); i++) {
+		d = walkers_auto[i];
+		if (!strcmp(s, d->name)) {
+			*kind = d->kind;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const struct walker_desc *walkers_pick(const struct sw_features *f,
+				       const struct walker_need *n,
+				       const char **why, char *msg, size_t len)
+{
+	for (size_t i = 0; i < sizeof(walkers_auto) / sizeof(walkers_auto[0]); i++) {
+		const struct walker_desc *d = walkers_auto[i];
+
+		/* forced legacy mode is there to run the old kernels' walker */
+		if (f->legacy && d->kind != SW_WALKER_FP)
+			continue;
+		if (!d->refuse(f, n, msg, len)) {
+			*why = d->why(f, n);
+			return d;
+		}
+	}
+	return NULL;
+}
+
+bool walkers_refused(const struct walker_desc *d, const char *why, char *msg,
+		     size_t len)
+{
+	snprintf(msg, len, "--walker %s: %s; use --walker auto", d->name, why);
+	return true;
+}
+
+bool walkers_refuse_helper(const struct walker_desc *d,
+			   const struct sw_features *f,
+			   const struct walker_need *n, bool has,
+			   const char *lacks, char *msg, size_t len)
+{
+	if (!f->bpf)
+		return walkers_refused(d, "this kernel refuses BPF programs "
+				       "(CONFIG_BPF_EVENTS, or run as root)", msg, len);
+	if (f->legacy)
+		return walkers_refused(d, "forced legacy mode runs the fp walker only",
+				       msg, len);
+	if (!has)
+		return walkers_refused(d, lacks, msg, len);
+	/*
+	 * The kernel's user unwinder starts from the saved user %rbp, which
+	 * the syscall fast path leaves stale; the fp walker takes the user's
+	 * %rbp from the end of the kernel's frame chain instead.
+	 */
+	if (n && n->kernel_event && n->ustack && f->syscall_fastpath) {
+		snprintf(msg, len, "--walker %s: this kernel's syscall fast path "
+			 "leaves a stale %%rbp in the saved user registers, so its "
+			 "unwinder gets user frames of kernel events wrong; use "
+			 "--walker fp, or -K", d->name);
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stack walkers, each a descriptor in a file of its own
+ * (walker_getstack.c, walker_stackmap.c, walker_fp.c): what it needs from
+ * the kernel and why it refuses, its BPF object, its programs by role
+ * (skeleton fields, so that a missing one fails to compile), how its keys
+ * become frames.  `auto` is the first of walkers_auto that runs.  The
+ * mechanics every walker shares (load, attach, read, detach) are in
+ * walker.c and its siblings, through struct walker (walker_int.h).
+ */
+#ifndef SW_WALKERS_H
+#define SW_WALKERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "../compat/kfeatures.h"
+#include "probe.h"
+
+enum sw_walker {
+	SW_WALKER_AUTO,
+	SW_WALKER_FP,
+	SW_WALKER_STACKMAP,
+	SW_WALKER_GETSTACK,
+};
+
+/* What a run asks of a walker, as far as its choice goes. */
+struct walker_need {
+	bool kernel_event;	/* a kprobe or a tracepoint */
+	bool tracepoint;
+	bool kstack, ustack;
+	bool explain;		/* stacksnoop --explain */
+};
+
+struct walker;
+struct key_frames;
+struct bpf_program;
+
+struct walker_desc {
+	enum sw_walker kind;
+	const char *name;
+	bool tail_calls;	/* its programs tail-call one another */
+	/*
+	 * Why it cannot run here for n, as the whole error line (without the
+	 * tool's name) into msg; false if it can.  n NULL: in general.
+	 */
+	bool (*refuse)(const struct sw_features *f, const struct walker_need *n,
+		       char *msg, size_t len);
+	/* Why auto picks it here, as --debug and --kernel-features say. */
+	const char *(*why)(const struct sw_features *f, const struct walker_need *n);
+	/* Open its BPF object into w: obj, skel and the maps it has. */
+	int (*open)(struct walker *w);
+	void (*destroy)(struct walker *w);
+	/* The program for a target's role; uentry: it reads the caller at %rsp. */
+	struct bpf_program *(*prog)(const struct walker *w, enum sw_role role,
+				    bool uentry);
+	/* The hooks below may be NULL: nothing to do. */
+	/* Its own programs and maps besides the targets', on or off. */
+	void (*choose)(struct walker *w);
+	/* After loading: what the kernel side needs before the first event. */
+	int (*loaded)(struct walker *w);
+	/* The counting program a calibration fires; NULL: it never calibrates. */
+	struct bpf_program *(*calib_prog)(const struct walker *w);
+	/* Before the counts are read: once per read. */
+	int (*read_begin)(struct walker *w);
+	/* A key's frames; counted: a key of a counts map, not an event's. */
+	void (*key_frames)(struct walker *w, const void *key, bool counted,
+			   struct key_frames *f);
+};
+
+extern const struct walker_desc walker_getstack, walker_stackmap, walker_fp;
+
+const struct walker_desc *walkers_get(enum sw_walker kind);
+const char *walkers_name(enum sw_walker kind);
+int walkers_parse(const char *s, enum sw_walker *kind);
+/*
+ * The walker auto picks, and why; n NULL: in general.  NULL if none can
+ * run, with the last one's refusal in msg.
+ */
+const struct walker_desc *walkers_pick(const struct sw_features *f,
+				       const struct walker_need *n,
+				       const char **why, char *msg, size_t len);
+
+/* For a descriptor's refuse(): "--walker NAME: WHY; use --walker auto". */
+bool walkers_refused(const struct walker_desc *d, const char *why, char *msg,
+		     size_t len);
+/*
+ * For the walkers that leave the walk to the kernel's unwinders: has, the
+ * helpers it needs, or what it lacks.
+ */
+bool walkers_refuse_helper(const struct walker_desc *d,
+			   const struct sw_features *f,
+			   const struct walker_need *n, bool has,
+			   const char *lacks, char *msg, size_t len);
+
+#endif
