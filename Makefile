@@ -1,26 +1,42 @@
 # stackwalk: stackcount and stacksnoop on eBPF, every kernel from 4.1.
 #
 #   make          install missing build packages, build build/stackcount
+#                 and build/stacksnoop
 #   make demo     build, then count stacks of a tracepoint for a few seconds
-#   make test     build, then run every test (bats, and qemu VMs if possible)
+#   make test     install missing test packages, build, then run every test
+#                 (bats, and qemu VMs if possible)
 #   make bench    per-event, start-up and memory costs (see README)
 #   make fuzz     fuzz the readers of untrusted files for FUZZ_SECONDS (60)
+#   make install  the binaries, manual pages and bash completion under
+#                 $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
+#   make deb      build/stackwalk_VERSION_amd64.deb
 #
 # Everything generated goes to build/.
 
-BUILD     := build
+# The release: --version, the installed manual pages and the package all
+# take it from here.
+VERSION   := 0.1.0
+
+BUILD     ?= build
+# make predefines CC as cc: ?= alone would never choose gcc
+ifeq ($(origin CC),default)
 CC        := gcc
-CXX       := g++
+endif
+CXX       ?= g++
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
 PYTHON    ?= python3
+INSTALL   ?= install
+PREFIX    ?= /usr/local
+DESTDIR   ?=
 
 CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
              -I$(BUILD)/gen -I$(BUILD)/bpf -Isrc
 LDFLAGS   := -static
 LDLIBS    := -lbpf -lelf -llzma -lz -liberty
-# -mcpu=v1: no JLT/JLE (4.14) or JMP32 (5.1); the fp walker loads on 4.1
-BPFCFLAGS := -O2 -g -target bpf -mcpu=v1 -D__TARGET_ARCH_x86 -Wall -Werror \
+# -mcpu=v1: no JLT/JLE (4.14) or JMP32 (5.1); the fp walker loads on 4.1.
+# Expanded when used: on a fresh machine gcc comes with the build packages.
+BPFCFLAGS  = -O2 -g -target bpf -mcpu=v1 -D__TARGET_ARCH_x86 -Wall -Werror \
              -I/usr/include/$(shell $(CC) -dumpmachine) -Ibpf -I$(BUILD)/gen
 
 WALKERS   := getstack stackmap fp
@@ -35,25 +51,24 @@ SW_SRCS   := src/session.c src/explain.c src/walker.c src/walker_read.c src/walk
              compat/semaphore.c
 SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o $(BUILD)/obj/flamegraph_js.o
 
-# Debian packages the build and the tests need.
-DEPS      := clang llvm libbpf-dev libelf-dev zlib1g-dev bpftool python3 \
-             gcc make systemtap-sdt-dev bats file man-db liblzma-dev libiberty-dev \
-             g++ xz-utils
-# Only for make fuzz and make test: clang's libFuzzer and sanitizer runtimes.
-FUZZ_DEPS := libclang-rt-dev
-# Only for make test: formats.bats reads the outputs with these.
-TEST_PKGS := jq golang-go chromium
+# Debian packages the build needs (libc6-dev and linux-libc-dev come with
+# zlib1g-dev), and those only the tests need: bats; g++ for the cxx
+# workload; sdt.h for the USDT workloads and the symbol unit test's
+# fixtures; man-db to render the pages; xz for MiniDebugInfo fixtures;
+# clang's libFuzzer and sanitizer runtimes for make fuzz; lintian to check
+# the package; jq, go tool pprof and Chromium to read the JSON, pprof and
+# SVG outputs (formats.bats).
+BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
+              bpftool python3 gcc make
+TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian \
+              jq golang-go chromium
 
-.PHONY: all deps test-deps demo test vmtest vmtest-deps bench clean
+.PHONY: all deps test-deps demo test vmtest vmtest-deps bench install uninstall deb clean FORCE
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
 
 # Installs only what is missing, so a ready machine pays one dpkg query.
-deps: $(BUILD)/.deps
-test-deps: $(BUILD)/.test-deps
-$(BUILD)/.fuzz-deps: DEPS := $(FUZZ_DEPS)
-$(BUILD)/.test-deps: DEPS := $(TEST_PKGS)
-$(BUILD)/.deps $(BUILD)/.fuzz-deps $(BUILD)/.test-deps: Makefile
-	@missing=$$(for p in $(DEPS); do \
+define install_missing
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
@@ -62,6 +77,15 @@ $(BUILD)/.deps $(BUILD)/.fuzz-deps $(BUILD)/.test-deps: Makefile
 			apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@mkdir -p $(@D) && touch $@
+endef
+
+# Each stamp is remade when the Makefile, and so maybe its list, changes.
+deps: $(BUILD)/.deps
+$(BUILD)/.deps: Makefile
+	$(call install_missing,$(BUILD_PKGS))
+test-deps: $(BUILD)/.test-deps
+$(BUILD)/.test-deps: Makefile | $(BUILD)/.deps
+	$(call install_missing,$(TEST_PKGS))
 
 $(GEN): gen/walker.py | $(BUILD)/.deps
 	@mkdir -p $(@D)
@@ -76,7 +100,7 @@ $(BUILD)/bpf/fp.checked: $(BUILD)/bpf/fp.bpf.o $(BUILD)/legacy_limits
 	$(BUILD)/legacy_limits $< > $@.log || { cat $@.log; exit 1; }
 	@touch $@
 
-$(BUILD)/legacy_limits: tests/legacy_limits.c | $(BUILD)/.deps
+$(BUILD)/legacy_limits: gen/legacy_limits.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $< -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic
 
@@ -103,6 +127,13 @@ $(BUILD)/obj/flamegraph_js.o: $(BUILD)/gen/flamegraph_js.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# Rewritten only when VERSION changes, and so only then rebuilds anything.
+$(BUILD)/gen/version.h: FORCE
+	@mkdir -p $(@D)
+	@echo '#define STACKWALK_VERSION "$(VERSION)"' > $@.new
+	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
+$(BUILD)/obj/src/session.o: $(BUILD)/gen/version.h
+
 $(BUILD)/obj/%.o: %.c $(SKELS) $(GEN) $(wildcard src/*.h compat/*.h bpf/*.h) | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -110,6 +141,45 @@ $(BUILD)/obj/%.o: %.c $(SKELS) $(GEN) $(wildcard src/*.h compat/*.h bpf/*.h) | $
 # One mechanism, two front ends.
 $(BUILD)/stackcount $(BUILD)/stacksnoop: $(BUILD)/%: $(BUILD)/obj/src/%.o $(SW_OBJS) $(BUILD)/bpf/fp.checked
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+
+# The installed pages carry the version in their footer.
+MAN_PAGES := $(BUILD)/man/man8/stackcount.8 $(BUILD)/man/man8/stacksnoop.8
+$(BUILD)/man/man8/%.8: man/man8/%.8 $(BUILD)/gen/version.h
+	@mkdir -p $(@D)
+	sed '1s/^\(\.TH .*\) "stackwalk" /\1 "stackwalk $(VERSION)" /' $< > $@
+
+# install_tree DIR: what is installed, under DIR (a PREFIX). bash-completion
+# loads a completion by the command's name: stacksnoop's is a link.
+COMPLETIONS := share/bash-completion/completions
+define install_tree
+	$(INSTALL) -d $(1)/sbin $(1)/share/man/man8 $(1)/$(COMPLETIONS)
+	$(INSTALL) -m 0755 $(BUILD)/stackcount $(BUILD)/stacksnoop $(1)/sbin
+	$(INSTALL) -m 0644 $(MAN_PAGES) $(1)/share/man/man8
+	$(INSTALL) -m 0644 src/completion.bash $(1)/$(COMPLETIONS)/stackcount
+	ln -sfn stackcount $(1)/$(COMPLETIONS)/stacksnoop
+endef
+
+install: $(BUILD)/stackcount $(BUILD)/stacksnoop $(MAN_PAGES) src/completion.bash
+	$(call install_tree,$(DESTDIR)$(PREFIX))
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,sbin/stackcount sbin/stacksnoop \
+		share/man/man8/stackcount.8 share/man/man8/stacksnoop.8 \
+		$(COMPLETIONS)/stackcount $(COMPLETIONS)/stacksnoop)
+
+# Staged by the install above, finished by gen/deb.sh: no debian/ folder, and
+# the package holds exactly what `make install` puts on a machine.
+DEB_ARCH       := amd64
+DEB            := $(BUILD)/stackwalk_$(VERSION)_$(DEB_ARCH).deb
+DEB_ROOT       := $(BUILD)/deb
+DEB_MAINTAINER ?= The stackwalk authors <maintainers@users.noreply.a-seed-85d4642b.example>
+deb: $(DEB)
+$(DEB): $(BUILD)/stackcount $(BUILD)/stacksnoop $(MAN_PAGES) src/completion.bash \
+		gen/deb.sh LICENSE Makefile
+	rm -rf $(DEB_ROOT)
+	$(call install_tree,$(DEB_ROOT)/usr)
+	CC="$(CC)" gen/deb.sh $(DEB_ROOT) $(VERSION) $(DEB_ARCH) "$(DEB_MAINTAINER)" $@ \
+		$(patsubst -l%,lib%.a,$(LDLIBS)) libc.a libgcc.a libgcc_eh.a
 
 # A tracepoint that fires on any machine: every context switch, for 3 s.
 demo: $(BUILD)/stackcount
@@ -122,11 +192,11 @@ include tests/vm/vm.mk
 include tests/bench/bench.mk
 include tests/fuzz/fuzz.mk
 
-TEST_DEPS := $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
+TEST_DEPS := $(BUILD)/.test-deps $(DEB) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
              $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle \
              $(FUZZ_BIN) $(FUZZ_SEEDS).done
 
-test: $(TEST_DEPS) $(BUILD)/.test-deps vmtest-deps
+test: $(TEST_DEPS) vmtest-deps
 	@tests/run.sh
 
 # The kernel matrix: Debian's cloud 6.1 (kprobes, ORC) and a 6.1 built with
@@ -140,4 +210,4 @@ vmtest: vmtest-deps
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/bpf $(BUILD)/gen $(BUILD)/stackcount $(BUILD)/stacksnoop \
-		$(BUILD)/tests $(BUILD)/legacy_limits $(BUILD)/fuzz
+		$(BUILD)/tests $(BUILD)/legacy_limits $(BUILD)/fuzz $(BUILD)/man $(DEB_ROOT) $(BUILD)/stackwalk_*.deb

@@ -306,6 +306,13 @@ SEC("kprobe") int fp_uprobe(struct pt_regs *ctx) { return fp_uprobe_common(ctx, 
 SEC("kprobe") int fp_uprobe_e(struct pt_regs *ctx) { return fp_uprobe_common(ctx, 0, EMIT); }
 
 /* ---- 4.1-4.3: trace_printk, a line per frame as the walk reads it ---- */
+/*
+ * Copies, not a third sink of the programs above: printing the key after
+ * the walk gives each of the unrolled walk's exits the whole printing
+ * tail, and the verifier's walk of fp_kprobe_k_p grows to ~2.3 million
+ * instructions (as gen/legacy_limits.c counts them), where 4.x allows
+ * 32768.  Printed as read, no path rejoins.
+ */
 
 /* kprobe, kernel frames only; have_42 0 for 4.1 */
 static __always_inline int fp_kprobe_k_print(struct pt_regs *ctx,

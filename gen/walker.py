@@ -20,7 +20,7 @@ Usage: walker.py KEY.h WALK.h
 import sys
 import textwrap
 
-# What the oldest target kernel (4.1-4.5) enforces; see ../shared notes.
+# What the oldest target kernel (4.1-4.5) enforces (the README's Kernels section).
 BPF_STACK = 512          # bytes of BPF stack; hash keys are built on it
 MAX_INSNS = 4096         # instructions per program
 MAX_WALK = 32768         # instructions the verifier may walk, all paths
@@ -32,7 +32,7 @@ KEY_HDR = 24             # struct sw_key_hdr
 STACK_RESERVE = 64
 
 # Per-step costs, measured on the compiled object (clang 14, -mcpu=v1)
-# and rechecked by tests/check_legacy.py on every build.
+# and rechecked by gen/legacy_limits.c on every build.
 STEP_INSNS = 16          # two bpf_probe_read calls and their checks
 STEP_EXITS = 3           # branches that leave the walk from one step
 TAIL_INSNS = 80          # longest path from a walk's end to `exit`

@@ -17,6 +17,7 @@
 #include "sideband.h"
 #include "symbolize.h"
 #include "untrusted.h"
+#include "version.h"
 #include "../compat/semaphore.h"
 #include "vec.h"
 
@@ -133,6 +134,10 @@ int session_option(struct session_opts *o, int c, const char *arg)
 	case OPT_DEBUG: o->debug = true; return 0;
 	case OPT_NO_DEMANGLE: o->no_demangle = true; return 0;
 	case OPT_FEATURES: o->kernel_features = true; return 0;
+	case OPT_VERSION:
+		/* as -h does: nothing else on the line matters */
+		printf("%s (stackwalk) %s\n", t, STACKWALK_VERSION);
+		exit(0);
 	case OPT_WALKER:
 		if (walkers_parse(arg, &o->walker))
 			return session_die(t, "unknown walker '%s'; use auto, "
@@ -429,6 +434,17 @@ static int plan(struct session *s)
 	return 0;
 }
 
+/*
+ * The initial PID namespace's inode is fixed (PROC_PID_INIT_INO, 3.8+):
+ * any other is a child, whose process ids BPF does not see.
+ */
+static bool in_child_pidns(void)
+{
+	struct stat st;
+
+	return !stat("/proc/self/ns/pid", &st) && st.st_ino != 0xeffffffcu;
+}
+
 /* The kernel's table, then the walker auto picks in general, and why. */
 static void print_features(struct session *s)
 {
@@ -678,6 +694,10 @@ int session_start(struct session *s)
 	if (!s->f.bpf)
 		return die(s, "this kernel refuses BPF programs; run as root on "
 			   "a kernel with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS");
+	if (in_child_pidns())
+		return die(s, "this is a PID namespace of its own, and BPF sees "
+			   "the host's process ids, which do not name processes "
+			   "here; run it in the host's (e.g. nsenter -t 1 -p -m)");
 	/* probing changed nothing; tracing may: no tracefs is no error here */
 	sw_features_prepare(&s->f);
 	if ((s->o.legacy || !s->f.pmu_kprobe) && s->f.tracefs[0])

@@ -73,7 +73,7 @@ struct session {
 /* Long options both tools take; their codes, past any character. */
 enum {
 	OPT_DEBUG = 256, OPT_WALKER, OPT_STORAGE, OPT_LEGACY, OPT_FEATURES,
-	OPT_NO_DEMANGLE,
+	OPT_NO_DEMANGLE, OPT_VERSION,
 	OPT_TOOL,			/* the first code free for a tool */
 };
 
@@ -89,7 +89,8 @@ enum {
 	{ "stack-storage-size", required_argument, NULL, OPT_STORAGE },	\
 	{ "legacy", optional_argument, NULL, OPT_LEGACY },		\
 	{ "kernel-features", no_argument, NULL, OPT_FEATURES },		\
-	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE }
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },		\
+	{ "version", no_argument, NULL, OPT_VERSION }
 
 /* One line on stderr, "<tool>: ..."; returns 1, the exit status of errors. */
 int session_die(const char *tool, const char *fmt, ...)

@@ -40,7 +40,7 @@ static const char usage[] =
 "                  [--pprof FILE] [--svg FILE] [--debug]\n"
 "                  [--walker {auto,fp,stackmap,getstack}]\n"
 "                  [--stack-storage-size SIZE] [--legacy[=VERSION]]\n"
-"                  [--kernel-features] [--no-demangle]\n"
+"                  [--kernel-features] [--no-demangle] [--version]\n"
 "                  pattern [-- COMMAND [ARG ...]]\n";
 
 static const char help[] =
@@ -91,6 +91,7 @@ static const char help[] =
 "  --kernel-features     print what this kernel offers and the walker it\n"
 "                        gets, then exit\n"
 "  --no-demangle         keep C++ and Rust names as they are in the binary\n"
+"  --version             print the version and exit\n"
 "\n"
 "examples:\n"
 "    ./stackcount submit_bio         # count kernel stack traces for submit_bio\n"

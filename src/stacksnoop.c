@@ -29,7 +29,8 @@ static const char usage[] =
 "                  [-D DURATION] [-r] [--walker {auto,fp,stackmap,getstack}]\n"
 "                  [--explain] [--perf-buffer-pages PAGES]\n"
 "                  [--stack-storage-size SIZE] [--legacy[=VERSION]]\n"
-"                  [--json] [--debug] [--kernel-features]\n"
+"                  [--json] [--debug] [--kernel-features] [--no-demangle]\n"
+"                  [--version]\n"
 "                  function [-- COMMAND [ARG ...]]\n";
 
 static const char help[] =
@@ -71,6 +72,7 @@ static const char help[] =
 "  --legacy[=VERSION] behave as on a VERSION kernel (4.1-4.5, default 4.4)\n"
 "  --debug            print the BPF program and why its walker was chosen\n"
 "  --kernel-features  print what this kernel offers, then exit\n"
+"  --version          print the version and exit\n"
 "\n"
 "examples:\n"
 "    ./stacksnoop ext4_sync_fs           # print kernel stack traces for ext4_sync_fs\n"

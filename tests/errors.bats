@@ -216,3 +216,16 @@ EOF2
 	[ "$(grep '^attached' <<<"$output")" = 'attached 18 of 18 probes: 0 through 0 multi-probe links, 18 one by one' ]
 	[ -z "$(leftover_probes)" ]
 }
+
+@test "inside a PID namespace: one line saying why, not a load error or a silent nothing" {
+	local msg="this is a PID namespace of its own, and BPF sees the host's process ids, which do not name processes here; run it in the host's (e.g. nsenter -t 1 -p -m)"
+	run --separate-stderr unshare -p -f --mount-proc "$SC" -U "$W/paths:work" -- "$W/paths" 2
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "stackcount: $msg" ]
+	run --separate-stderr unshare -p -f --mount-proc "$TOP/build/stacksnoop" "$W/paths:work" -- "$W/paths" 2
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[ "$stderr" = "stacksnoop: $msg" ]
+	[ -z "$(leftover_probes)" ]
+}

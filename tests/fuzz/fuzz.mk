@@ -18,7 +18,7 @@ FUZZ_SRCS    := src/elf_file.c src/debuginfo.c src/perfmap.c src/untrusted.c src
 FUZZ_CFLAGS  := -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
-$(FUZZ_BIN): tests/fuzz/fuzz.c $(FUZZ_SRCS) $(FUZZ_SRCS:.c=.h) | $(BUILD)/.deps $(BUILD)/.fuzz-deps
+$(FUZZ_BIN): tests/fuzz/fuzz.c $(FUZZ_SRCS) $(FUZZ_SRCS:.c=.h) | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz.c $(FUZZ_SRCS) -lelf -llzma -lz
 

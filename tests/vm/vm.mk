@@ -16,7 +16,7 @@
 #       no markers, timeout, panic). Console on stdout and in build/vm/log/.
 # or in one step: $(call vm_run,KERNEL,OUT.cpio.gz,ITEMS...)
 
-VM_DIR          := build/vm
+VM_DIR          := $(BUILD)/vm
 VM_CLOUD_KERNEL := $(VM_DIR)/cloud/vmlinuz
 VM_FP_KERNEL    := $(VM_DIR)/fp/bzImage
 VM_FP_VMLINUX   := $(VM_DIR)/fp/obj/vmlinux

@@ -10,12 +10,12 @@ WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases
              $(WL_DIR)/ia32 \
              $(WL_DIR)/unprobeable
 
-$(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.deps
+$(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -o $@ $^
 
 # hostile.bats copies both into a directory of their own: found by $ORIGIN
-$(WL_DIR)/libvictim.so: tests/workloads/victimlib.c | $(BUILD)/.deps
+$(WL_DIR)/libvictim.so: tests/workloads/victimlib.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<
 
@@ -23,15 +23,15 @@ $(WL_DIR)/victim: tests/workloads/victim.c $(WL_DIR)/libvictim.so
 	$(CC) $(WL_CFLAGS) -rdynamic -o $@ $< -L$(WL_DIR) -lvictim -Wl,-rpath,'$$ORIGIN'
 
 # 32-bit, without libc (so without gcc-multilib): its own _start, exit by int $0x80
-$(WL_DIR)/ia32: tests/workloads/ia32.c | $(BUILD)/.deps
+$(WL_DIR)/ia32: tests/workloads/ia32.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -m32 -nostdlib -static -fno-pie -no-pie -fno-stack-protector -o $@ $<
 
-$(WL_DIR)/%: tests/workloads/%.c | $(BUILD)/.deps
+$(WL_DIR)/%: tests/workloads/%.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -o $@ $<
 
-$(WL_DIR)/%: tests/workloads/%.cc | $(BUILD)/.deps
+$(WL_DIR)/%: tests/workloads/%.cc | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
 	$(CXX) $(WL_CFLAGS) -o $@ $<
 
@@ -39,10 +39,10 @@ $(WL_DIR)/%: tests/workloads/%.cc | $(BUILD)/.deps
 STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt $(WL_DIR)/static/snoop \
                     $(WL_DIR)/static/sysc $(WL_DIR)/static/phases
 
-$(WL_DIR)/static/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.deps
+$(WL_DIR)/static/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -static -o $@ $^
 
-$(WL_DIR)/static/%: tests/workloads/%.c | $(BUILD)/.deps
+$(WL_DIR)/static/%: tests/workloads/%.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -static -o $@ $<

@@ -4,7 +4,7 @@
  *
  * Run at build time on bpf/fp.bpf.o (the walker for old kernels), and by
  * the tests on objects built to break each rule.  The limits are those a
- * 4.4 kernel enforces (../shared/notes/kernels.md); programs named *_v41
+ * 4.4 kernel enforces (see the README's Kernels section); programs named *_v41
  * are held to 4.1's helpers.  The verifier walk is bounded without
  * assuming any state pruning: every path from the first instruction to an
  * exit is counted in full, so an object that passes here passes there.
