@@ -59,7 +59,7 @@ static bool use_pmu(const struct sw_features *f, enum sw_probe_kind k)
 	return f->pmu_kprobe;
 }
 
-int sw_attach(const struct sw_features *f, int prog_fd,
+int attach_probe(const struct sw_features *f, int prog_fd,
 	      const struct sw_probe_spec *s, unsigned seq,
 	      struct sw_attachment *a)
 {
@@ -69,7 +69,7 @@ int sw_attach(const struct sw_features *f, int prog_fd,
 	memset(a, 0, sizeof(*a));
 	a->perf_fd = -1;
 	if (s->kind == SW_PROBE_TRACEPOINT) {
-		id = sw_tracefs_event_id(f->tracefs, s->category, s->event);
+		id = tracefs_event_id(f->tracefs, s->category, s->event);
 		if (id < 0)
 			return id;
 		a->perf_fd = open_tracepoint(id, 0);
@@ -81,13 +81,13 @@ int sw_attach(const struct sw_features *f, int prog_fd,
 		a->ev_kind = s->kind == SW_PROBE_UPROBE ? SW_EV_UPROBE :
 			     s->kind == SW_PROBE_KRETPROBE ? SW_EV_KRETPROBE :
 			     SW_EV_KPROBE;
-		err = sw_tracefs_add_probe(f->tracefs, a->ev_kind, target,
+		err = tracefs_add_probe(f->tracefs, a->ev_kind, target,
 					   s->offset, s->ref_ctr_off, seq,
 					   a->ev_name, sizeof(a->ev_name));
 		if (err)
 			return err;
 		a->tracefs_event = true;
-		id = sw_tracefs_event_id(f->tracefs, SW_EVENT_GROUP, a->ev_name);
+		id = tracefs_event_id(f->tracefs, SW_EVENT_GROUP, a->ev_name);
 		if (id < 0) {
 			err = id;
 			goto fail;
@@ -105,11 +105,11 @@ int sw_attach(const struct sw_features *f, int prog_fd,
 	}
 	return 0;
 fail:
-	sw_detach(f, a);
+	attach_remove(f, a);
 	return err;
 }
 
-void sw_detach(const struct sw_features *f, struct sw_attachment *a)
+void attach_remove(const struct sw_features *f, struct sw_attachment *a)
 {
 	if (a->perf_fd >= 0) {
 		if (!a->link)
@@ -119,7 +119,7 @@ void sw_detach(const struct sw_features *f, struct sw_attachment *a)
 	}
 	if (a->tracefs_event) {
 		/* the event must have no perf users left to be removable */
-		sw_tracefs_remove_probe(f->tracefs, a->ev_kind, a->ev_name);
+		tracefs_remove_probe(f->tracefs, a->ev_kind, a->ev_name);
 		a->tracefs_event = false;
 	}
 }
@@ -135,7 +135,7 @@ struct multi_attr {
 	__u32 cnt, flags2, pid;
 };
 
-int sw_link_multi(int prog_fd, const struct sw_multi *m)
+int attach_link_multi(int prog_fd, const struct sw_multi *m)
 {
 	struct multi_attr a = {
 		.prog_fd = prog_fd, .attach_type = SW_TRACE_UPROBE_MULTI,
@@ -148,16 +148,16 @@ int sw_link_multi(int prog_fd, const struct sw_multi *m)
 	return fd < 0 ? -errno : fd;
 }
 
-int sw_attach_multi(int prog_fd, const struct sw_multi *m,
+int attach_multi_probes(int prog_fd, const struct sw_multi *m,
 		    struct sw_attachment *a)
 {
 	memset(a, 0, sizeof(*a));
-	a->perf_fd = sw_link_multi(prog_fd, m);
+	a->perf_fd = attach_link_multi(prog_fd, m);
 	a->link = a->perf_fd >= 0;
 	return a->perf_fd < 0 ? a->perf_fd : 0;
 }
 
-const char *sw_attach_why(enum sw_probe_kind k, int err, bool brief)
+const char *attach_why(enum sw_probe_kind k, int err, bool brief)
 {
 	switch (-err) {
 	case SW_ENOTSUPP:
@@ -189,7 +189,7 @@ const char *sw_attach_why(enum sw_probe_kind k, int err, bool brief)
 	}
 }
 
-bool sw_attach_target_err(int err)
+bool attach_target_err(int err)
 {
 	return err != -ENOMEM && err != -EMFILE && err != -ENFILE;
 }

@@ -36,10 +36,10 @@ struct sw_attachment {
 	char ev_name[48];
 };
 
-int sw_attach(const struct sw_features *f, int prog_fd,
+int attach_probe(const struct sw_features *f, int prog_fd,
 	      const struct sw_probe_spec *spec, unsigned seq,
 	      struct sw_attachment *a);
-void sw_detach(const struct sw_features *f, struct sw_attachment *a);
+void attach_remove(const struct sw_features *f, struct sw_attachment *a);
 
 /*
  * Uprobes in one file that one BPF link attaches at once (uprobe_multi,
@@ -57,9 +57,9 @@ struct sw_multi {
 };
 
 /* A link fd, or -errno; the program must be loaded for the link's type. */
-int sw_link_multi(int prog_fd, const struct sw_multi *m);
+int attach_link_multi(int prog_fd, const struct sw_multi *m);
 /* The kernel refuses the whole link if it refuses one probe of it. */
-int sw_attach_multi(int prog_fd, const struct sw_multi *m,
+int attach_multi_probes(int prog_fd, const struct sw_multi *m,
 		    struct sw_attachment *a);
 
 /* The kernel's internal "not supported", which reaches user space as is. */
@@ -69,11 +69,11 @@ int sw_attach_multi(int prog_fd, const struct sw_multi *m,
  * Why the kernel refused a probe of kind k with -err: a phrase for an
  * error line, or (brief) a word or two for a list of skipped targets.
  */
-const char *sw_attach_why(enum sw_probe_kind k, int err, bool brief);
+const char *attach_why(enum sw_probe_kind k, int err, bool brief);
 /*
  * Whether -err is about the target itself, so that other targets may
  * still attach; not so of a lack of memory or of file descriptors.
  */
-bool sw_attach_target_err(int err);
+bool attach_target_err(int err);
 
 #endif

@@ -63,7 +63,7 @@ static bool probe_uprobe_multi(void)
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", ret0, 2, &o);
 	if (prog < 0)
 		return false;
-	link = sw_link_multi(prog, &m);
+	link = attach_link_multi(prog, &m);
 	if (link >= 0)
 		close(link);
 	close(prog);
@@ -217,7 +217,7 @@ static void mask_to(struct sw_features *f, __u32 v)
 		f->link_uprobe_multi = false;
 }
 
-void sw_features_force_small_keys(struct sw_features *f)
+void kfeatures_force_small_keys(struct sw_features *f)
 {
 	f->map_big_keys = false;
 	f->small_keys_forced = true;
@@ -227,9 +227,9 @@ void sw_features_force_small_keys(struct sw_features *f)
 static void probe_kinds(struct sw_features *f)
 {
 	f->kprobes = f->pmu_kprobe ||
-		     (f->tracefs[0] && sw_tracefs_has(f->tracefs, "kprobe_events"));
+		     (f->tracefs[0] && tracefs_has(f->tracefs, "kprobe_events"));
 	f->uprobes = f->pmu_uprobe ||
-		     (f->tracefs[0] && sw_tracefs_has(f->tracefs, "uprobe_events"));
+		     (f->tracefs[0] && tracefs_has(f->tracefs, "uprobe_events"));
 	/*
 	 * Before 4.3, PERF_EVENT_IOC_SET_BPF refuses uprobe events, and
 	 * before 4.14 syscalls:* events (only 4.14 made them BPF-capable):
@@ -240,7 +240,7 @@ static void probe_kinds(struct sw_features *f)
 		f->uprobes = false;
 }
 
-int sw_features_prepare(struct sw_features *f)
+int kfeatures_prepare(struct sw_features *f)
 {
 	struct rlimit inf = { RLIM_INFINITY, RLIM_INFINITY };
 	int err = 0;
@@ -249,7 +249,7 @@ int sw_features_prepare(struct sw_features *f)
 		f->memlock_ok = true;
 	/* legacy mode drives old kernels' way: through debugfs */
 	if (!f->tracefs[0] || f->legacy) {
-		err = sw_tracefs_mount(f->tracefs, sizeof(f->tracefs), f->legacy != 0);
+		err = tracefs_mount(f->tracefs, sizeof(f->tracefs), f->legacy != 0);
 		if (err)
 			f->tracefs[0] = 0;
 		probe_kinds(f);
@@ -257,13 +257,13 @@ int sw_features_prepare(struct sw_features *f)
 	return err;
 }
 
-int sw_features_probe(struct sw_features *f, __u32 legacy)
+int kfeatures_probe(struct sw_features *f, __u32 legacy)
 {
 	struct rlimit lim;
 	int err, v;
 
 	memset(f, 0, sizeof(*f));
-	err = sw_kernel_version(&f->version, f->release, sizeof(f->release));
+	err = kversion_running(&f->version, f->release, sizeof(f->release));
 	if (err)
 		return err;
 	f->legacy = legacy;
@@ -304,7 +304,7 @@ int sw_features_probe(struct sw_features *f, __u32 legacy)
 		f->uprobe_ref_ctr_shift = pmu_field_shift("uprobe", "ref_ctr_offset");
 		f->uprobe_ref_ctr = f->uprobe_ref_ctr_shift > 0;
 	}
-	if (sw_tracefs_find(f->tracefs, sizeof(f->tracefs), legacy != 0))
+	if (tracefs_find(f->tracefs, sizeof(f->tracefs), legacy != 0))
 		f->tracefs[0] = 0;
 	probe_kinds(f);
 	f->prog_syscall_tp = f->prog_tracepoint &&
@@ -326,7 +326,7 @@ static const char *yes(bool b)
 	return b ? "yes" : "no";
 }
 
-void sw_features_print(const struct sw_features *f, FILE *out)
+void kfeatures_print(const struct sw_features *f, FILE *out)
 {
 	static const char *const unw[] = { "unknown", "frame pointers", "ORC",
 					   "guess" };

@@ -4,8 +4,8 @@
  * attach method follow from it.  A forced legacy mode masks the table down
  * to what an old release had, so the old code paths run on any kernel.
  */
-#ifndef SW_FEATURES_H
-#define SW_FEATURES_H
+#ifndef SW_KFEATURES_H
+#define SW_KFEATURES_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,21 +65,21 @@ struct sw_features {
  * What the kernel offers, read without changing anything: tracefs only
  * if mounted, RLIMIT_MEMLOCK as it is.
  */
-int sw_features_probe(struct sw_features *f, __u32 legacy);
+int kfeatures_probe(struct sw_features *f, __u32 legacy);
 /*
  * When tracing starts: raise RLIMIT_MEMLOCK, mount tracefs (or debugfs)
  * if it is not, and see what that shows.  -ENOENT if no tracefs.
  */
-int sw_features_prepare(struct sw_features *f);
+int kfeatures_prepare(struct sw_features *f);
 /* Behave as if hash keys were limited to 512 bytes (4.18-5.10). */
-void sw_features_force_small_keys(struct sw_features *f);
-void sw_features_print(const struct sw_features *f, FILE *out);
-int sw_version_parse(const char *s, __u32 *code);
+void kfeatures_force_small_keys(struct sw_features *f);
+void kfeatures_print(const struct sw_features *f, FILE *out);
+int kversion_parse(const char *s, __u32 *code);
 
 /* LINUX_VERSION_CODE of the running kernel, seeing through distro labels. */
-int sw_kernel_version(__u32 *code, char *release, size_t len);
+int kversion_running(__u32 *code, char *release, size_t len);
 /* The same from /proc/version_signature (or NULL), uname -r and uname -v. */
-int sw_version_of(const char *signature, const char *release,
+int kversion_of(const char *signature, const char *release,
 		  const char *uts_version, __u32 *code);
 
 #endif

@@ -12,7 +12,7 @@
 #include <sys/utsname.h>
 #include "kfeatures.h"
 
-int sw_version_parse(const char *s, __u32 *code)
+int kversion_parse(const char *s, __u32 *code)
 {
 	unsigned a, b, c = 0;
 
@@ -30,7 +30,7 @@ static int ubuntu_version(const char *signature, __u32 *code)
 	if (!signature)
 		return -ENOENT;
 	last = strrchr(signature, ' ');
-	return last ? sw_version_parse(last + 1, code) : -ENOENT;
+	return last ? kversion_parse(last + 1, code) : -ENOENT;
 }
 
 /* "#1 SMP Debian 4.9.130-2 (2018-10-27)" */
@@ -38,18 +38,18 @@ static int debian_version(const char *uts_version, __u32 *code)
 {
 	const char *d = strstr(uts_version, "Debian ");
 
-	return d ? sw_version_parse(d + strlen("Debian "), code) : -ENOENT;
+	return d ? kversion_parse(d + strlen("Debian "), code) : -ENOENT;
 }
 
-int sw_version_of(const char *signature, const char *release,
+int kversion_of(const char *signature, const char *release,
 		  const char *uts_version, __u32 *code)
 {
 	if (!ubuntu_version(signature, code) || !debian_version(uts_version, code))
 		return 0;
-	return sw_version_parse(release, code);
+	return kversion_parse(release, code);
 }
 
-int sw_kernel_version(__u32 *code, char *release, size_t len)
+int kversion_running(__u32 *code, char *release, size_t len)
 {
 	char sig[256] = "";
 	struct utsname u;
@@ -65,5 +65,5 @@ int sw_kernel_version(__u32 *code, char *release, size_t len)
 		sig[strcspn(sig, "\n")] = 0;
 		fclose(f);
 	}
-	return sw_version_of(sig[0] ? sig : NULL, u.release, u.version, code);
+	return kversion_of(sig[0] ? sig : NULL, u.release, u.version, code);
 }

@@ -36,7 +36,7 @@ static int find_address(pid_t pid, ino_t ino, unsigned long off,
 	return err;
 }
 
-int sw_semaphore_add(pid_t pid, const char *path, unsigned long sem_off,
+int semaphore_add(pid_t pid, const char *path, unsigned long sem_off,
 		     int delta)
 {
 	unsigned long addr;

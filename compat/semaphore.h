@@ -13,7 +13,7 @@
  * Add delta to the 16-bit semaphore at file offset sem_off of path, as
  * mapped (writable) in process pid.  -ENOENT: path is not mapped there.
  */
-int sw_semaphore_add(pid_t pid, const char *path, unsigned long sem_off,
+int semaphore_add(pid_t pid, const char *path, unsigned long sem_off,
 		     int delta);
 
 #endif

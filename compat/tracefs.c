@@ -14,7 +14,7 @@
 #define DEBUGFS		"/sys/kernel/debug"
 #define DEBUG_TRACING	DEBUGFS "/tracing"
 
-bool sw_tracefs_has(const char *tracefs, const char *file)
+bool tracefs_has(const char *tracefs, const char *file)
 {
 	char p[512];
 
@@ -24,7 +24,7 @@ bool sw_tracefs_has(const char *tracefs, const char *file)
 
 static bool mounted(const char *dir)
 {
-	return sw_tracefs_has(dir, "events");
+	return tracefs_has(dir, "events");
 }
 
 /*
@@ -32,7 +32,7 @@ static bool mounted(const char *dir)
  * before that only debugfs.  An old kernel is driven the old way (the
  * legacy flag): through debugfs.
  */
-int sw_tracefs_find(char *path, size_t len, bool legacy)
+int tracefs_find(char *path, size_t len, bool legacy)
 {
 	const char *first = legacy ? DEBUG_TRACING : TRACEFS;
 	const char *second = legacy ? TRACEFS : DEBUG_TRACING;
@@ -45,17 +45,17 @@ int sw_tracefs_find(char *path, size_t len, bool legacy)
 	return 0;
 }
 
-int sw_tracefs_mount(char *path, size_t len, bool legacy)
+int tracefs_mount(char *path, size_t len, bool legacy)
 {
 	const char *found = NULL;
 
-	if (!sw_tracefs_find(path, len, legacy) &&
+	if (!tracefs_find(path, len, legacy) &&
 	    (!legacy || !strcmp(path, DEBUG_TRACING)))
 		return 0;
 	if (legacy && !mount("debugfs", DEBUGFS, "debugfs", 0, NULL) &&
 	    mounted(DEBUG_TRACING))
 		found = DEBUG_TRACING;
-	else if (!sw_tracefs_find(path, len, legacy))
+	else if (!tracefs_find(path, len, legacy))
 		return 0;
 	else if (!mount("tracefs", TRACEFS, "tracefs", 0, NULL) && mounted(TRACEFS))
 		found = TRACEFS;
@@ -90,7 +90,7 @@ static const char *events_file(enum sw_probe_event kind)
 	return kind == SW_EV_UPROBE ? "uprobe_events" : "kprobe_events";
 }
 
-int sw_tracefs_add_probe(const char *tracefs, enum sw_probe_event kind,
+int tracefs_add_probe(const char *tracefs, enum sw_probe_event kind,
 			 const char *target, unsigned long offset,
 			 unsigned long ref_ctr_off, unsigned seq,
 			 char *name, size_t name_len)
@@ -118,7 +118,7 @@ int sw_tracefs_add_probe(const char *tracefs, enum sw_probe_event kind,
 	return append(tracefs, events_file(kind), line);
 }
 
-int sw_tracefs_remove_probe(const char *tracefs, enum sw_probe_event kind,
+int tracefs_remove_probe(const char *tracefs, enum sw_probe_event kind,
 			    const char *name)
 {
 	char line[256];
@@ -127,7 +127,7 @@ int sw_tracefs_remove_probe(const char *tracefs, enum sw_probe_event kind,
 	return append(tracefs, events_file(kind), line);
 }
 
-int sw_tracefs_event_id(const char *tracefs, const char *group,
+int tracefs_event_id(const char *tracefs, const char *group,
 			const char *name)
 {
 	char p[512], buf[32];
@@ -173,14 +173,14 @@ static int remove_stale_in(const char *tracefs, const char *file,
 		if (sscanf(ev, "sw_%d_%u", &pid, &seq) != 2 || owner_alive(pid))
 			continue;
 		snprintf(name, sizeof(name), "sw_%d_%u", pid, seq);
-		if (!sw_tracefs_remove_probe(tracefs, kind, name))
+		if (!tracefs_remove_probe(tracefs, kind, name))
 			removed++;
 	}
 	fclose(f);
 	return removed;
 }
 
-int sw_tracefs_remove_stale(const char *tracefs)
+int tracefs_remove_stale(const char *tracefs)
 {
 	return remove_stale_in(tracefs, "kprobe_events", SW_EV_KPROBE) +
 	       remove_stale_in(tracefs, "uprobe_events", SW_EV_UPROBE);

@@ -17,10 +17,10 @@
 #define SW_EVENT_GROUP "stackwalk"
 
 /* Where tracefs is mounted (legacy: debugfs's first), or -ENOENT. */
-int sw_tracefs_find(char *path, size_t len, bool legacy);
+int tracefs_find(char *path, size_t len, bool legacy);
 /* The same, mounting tracefs or debugfs when neither is. */
-int sw_tracefs_mount(char *path, size_t len, bool legacy);
-bool sw_tracefs_has(const char *tracefs, const char *file);
+int tracefs_mount(char *path, size_t len, bool legacy);
+bool tracefs_has(const char *tracefs, const char *file);
 
 enum sw_probe_event { SW_EV_KPROBE, SW_EV_KRETPROBE, SW_EV_UPROBE };
 
@@ -30,16 +30,16 @@ enum sw_probe_event { SW_EV_KPROBE, SW_EV_KRETPROBE, SW_EV_UPROBE };
  * makes the kernel maintain a USDT semaphore.  For kprobes, target is the
  * function.
  */
-int sw_tracefs_add_probe(const char *tracefs, enum sw_probe_event kind,
+int tracefs_add_probe(const char *tracefs, enum sw_probe_event kind,
 			 const char *target, unsigned long offset,
 			 unsigned long ref_ctr_off, unsigned seq,
 			 char *name, size_t name_len);
-int sw_tracefs_remove_probe(const char *tracefs, enum sw_probe_event kind,
+int tracefs_remove_probe(const char *tracefs, enum sw_probe_event kind,
 			    const char *name);
 /* The perf tracepoint id of events/<group>/<name>. */
-int sw_tracefs_event_id(const char *tracefs, const char *group,
+int tracefs_event_id(const char *tracefs, const char *group,
 			const char *name);
 /* Remove our events whose owning process is gone; returns how many. */
-int sw_tracefs_remove_stale(const char *tracefs);
+int tracefs_remove_stale(const char *tracefs);
 
 #endif

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Embed the BPF C source of each walker in the binary, for --debug.
 
 bcc's --debug prints the program it compiles; ours are compiled at build
@@ -34,7 +35,7 @@ def main():
                 text += f.read() + "\n"
         parts.append("\nstatic const char src_%s[] =\n%s;\n" % (walker, c_string(text)))
         table.append(walker)
-    parts.append("\nconst char *sw_walker_source(const char *name)\n{\n")
+    parts.append("\nconst char *sources_walker(const char *name)\n{\n")
     for walker in table:
         parts.append("\tif (!strcmp(name, \"%s\"))\n\t\treturn src_%s;\n" % (walker, walker))
     parts.append("\treturn NULL;\n}\n")

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Emit the unrolled x86_64 frame-pointer walker as C for bpf/fp.bpf.c.
 
 Kernels before 5.3 reject loops in BPF programs, so a walk of N frames has

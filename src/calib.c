@@ -77,7 +77,7 @@ static int self_offset(__u64 addr, char *path, size_t len, unsigned long *off)
 	return err;
 }
 
-int sw_calib_run(const struct sw_features *f, int prog_fd,
+int calib_run(const struct sw_features *f, int prog_fd,
 		 enum sw_entry_shape shape, unsigned seq, struct sw_calib *c,
 		 struct sw_attachment *a)
 {
@@ -103,7 +103,7 @@ int sw_calib_run(const struct sw_features *f, int prog_fd,
 	spec.path = path;
 	/* armed in our process only: it stays attached until we exit */
 	spec.pid = getpid();
-	err = sw_attach(f, prog_fd, &spec, seq, a);
+	err = attach_probe(f, prog_fd, &spec, seq, a);
 	if (err)
 		return err;
 	sw_calib_call(target, &c->ret);

@@ -25,7 +25,7 @@ struct sw_calib {
  * exit, since detaching a uprobe waits out an RCU grace period (~100 ms)
  * that start-up should not pay.
  */
-int sw_calib_run(const struct sw_features *f, int prog_fd,
+int calib_run(const struct sw_features *f, int prog_fd,
 		 enum sw_entry_shape shape, unsigned seq, struct sw_calib *c,
 		 struct sw_attachment *a);
 

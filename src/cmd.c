@@ -32,7 +32,7 @@ static int which(const char *cmd, char *out, size_t len)
 	return -ENOENT;
 }
 
-int sw_cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask)
+int cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask)
 {
 	int go[2], st[2], err;
 
@@ -83,7 +83,7 @@ int sw_cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask)
 	return 0;
 }
 
-int sw_cmd_go(struct sw_cmd *c)
+int cmd_go(struct sw_cmd *c)
 {
 	unsigned char e;
 	ssize_t n;
@@ -109,7 +109,7 @@ int sw_cmd_go(struct sw_cmd *c)
 	return 0;
 }
 
-int sw_cmd_resume(struct sw_cmd *c)
+int cmd_resume(struct sw_cmd *c)
 {
 	if (!c->stop_at_exec)
 		return 0;
@@ -117,7 +117,7 @@ int sw_cmd_resume(struct sw_cmd *c)
 	return ptrace(PTRACE_DETACH, c->pid, NULL, NULL) ? -errno : 0;
 }
 
-int sw_cmd_exit_code(int wstatus)
+int cmd_exit_code(int wstatus)
 {
 	if (WIFEXITED(wstatus))
 		return WEXITSTATUS(wstatus);

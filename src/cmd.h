@@ -22,15 +22,15 @@ struct sw_cmd {
  * Find argv[0] on PATH (-ENOENT, -EACCES when it cannot run), then fork;
  * the child restores sigmask, waits for sw_cmd_go, then execs it.
  */
-int sw_cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask);
+int cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask);
 /*
  * Let it exec; -errno of a failed exec (the child has then exited).  With
  * stop_at_exec, it is then held stopped at its first instruction, its
  * image mapped, until sw_cmd_resume.
  */
-int sw_cmd_go(struct sw_cmd *c);
-int sw_cmd_resume(struct sw_cmd *c);
+int cmd_go(struct sw_cmd *c);
+int cmd_resume(struct sw_cmd *c);
 /* Exit status as a shell reports it (128+N for signal N). */
-int sw_cmd_exit_code(int wstatus);
+int cmd_exit_code(int wstatus);
 
 #endif

@@ -70,7 +70,7 @@ static bool entry_is(const void *slot, const void *key)
 	       !memcmp(e->id, k->id, k->len);
 }
 
-int deltas__new(struct deltas **out)
+int deltas_new(struct deltas **out)
 {
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : -ENOMEM;
@@ -101,7 +101,7 @@ static int find(struct deltas *d, const struct sw_stack *st, struct entry **e)
 	return 0;
 }
 
-int deltas__apply(struct deltas *d, struct sw_stacks *s)
+int deltas_apply(struct deltas *d, struct sw_stacks *s)
 {
 	struct entry *e;
 	int err;
@@ -133,7 +133,7 @@ int deltas__apply(struct deltas *d, struct sw_stacks *s)
 	return 0;
 }
 
-void deltas__free(struct deltas *d)
+void deltas_free(struct deltas *d)
 {
 	struct entry *v;
 

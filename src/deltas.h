@@ -12,9 +12,9 @@
 
 struct deltas;
 
-int deltas__new(struct deltas **out);
+int deltas_new(struct deltas **out);
 /* Turn cumulative counts into counts since the previous call. */
-int deltas__apply(struct deltas *d, struct sw_stacks *s);
-void deltas__free(struct deltas *d);
+int deltas_apply(struct deltas *d, struct sw_stacks *s);
+void deltas_free(struct deltas *d);
 
 #endif

@@ -17,7 +17,7 @@ struct demangler {
 	struct htab tab;	/* of struct slot, by the name's address */
 };
 
-int demangler__new(struct demangler **out)
+int demangler_new(struct demangler **out)
 {
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : -ENOMEM;
@@ -50,7 +50,7 @@ static bool looks_mangled(const char *name)
 	       !strncmp(name, "__Z", 3);
 }
 
-const char *demangler__name(struct demangler *d, const char *name)
+const char *demangler_name(struct demangler *d, const char *name)
 {
 	struct slot *v;
 
@@ -68,7 +68,7 @@ const char *demangler__name(struct demangler *d, const char *name)
 	return v->readable ? v->readable : name;
 }
 
-void demangler__free(struct demangler *d)
+void demangler_free(struct demangler *d)
 {
 	struct slot *v;
 

@@ -10,9 +10,9 @@
 
 struct demangler;
 
-int demangler__new(struct demangler **out);
+int demangler_new(struct demangler **out);
 /* The readable name, or name itself when it is not mangled. */
-const char *demangler__name(struct demangler *d, const char *name);
-void demangler__free(struct demangler *d);
+const char *demangler_name(struct demangler *d, const char *name);
+void demangler_free(struct demangler *d);
 
 #endif

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT OR GPL-2.0
+// SPDX-License-Identifier: MIT
 #include "elf_file.h"
 #include "debuginfo.h"
 #include "untrusted.h"
@@ -352,7 +352,7 @@ static void find_build_id_in_sections(struct elf_file *ef)
 	}
 }
 
-int elf_file__open(struct elf_file **out, const char *path,
+int elf_file_open(struct elf_file **out, const char *path,
 		   struct untrusted_skip *sk)
 {
 	struct elf_file *ef;
@@ -384,16 +384,16 @@ int elf_file__open(struct elf_file **out, const char *path,
 	*out = ef;
 	return 0;
 fail:
-	elf_file__free(ef);
+	elf_file_free(ef);
 	return err;
 }
 
-int elf_file__new(struct elf_file **out, const char *path)
+int elf_file_new(struct elf_file **out, const char *path)
 {
-	return elf_file__open(out, path, NULL);
+	return elf_file_open(out, path, NULL);
 }
 
-void elf_file__free(struct elf_file *ef)
+void elf_file_free(struct elf_file *ef)
 {
 	if (!ef)
 		return;
@@ -407,18 +407,18 @@ void elf_file__free(struct elf_file *ef)
 	free(ef);
 }
 
-int elf_file__type(const struct elf_file *ef)
+int elf_file_type(const struct elf_file *ef)
 {
 	return ef->type;
 }
 
-size_t elf_file__build_id(const struct elf_file *ef, const uint8_t **id)
+size_t elf_file_build_id(const struct elf_file *ef, const uint8_t **id)
 {
 	*id = ef->build_id;
 	return ef->build_id_size;
 }
 
-const struct elf_sym *elf_file__sym_at(const struct elf_file *ef,
+const struct elf_sym *elf_file_sym_at(const struct elf_file *ef,
 				       uint64_t vaddr)
 {
 	size_t lo = 0, hi = ef->nr_ranges;
@@ -437,7 +437,7 @@ const struct elf_sym *elf_file__sym_at(const struct elf_file *ef,
 	return &ef->syms[ef->ranges[hi - 1].sym].sym;
 }
 
-const struct elf_sym *elf_file__sym_by_name(const struct elf_file *ef,
+const struct elf_sym *elf_file_sym_by_name(const struct elf_file *ef,
 					    const char *name)
 {
 	size_t i;
@@ -448,7 +448,7 @@ const struct elf_sym *elf_file__sym_by_name(const struct elf_file *ef,
 	return NULL;
 }
 
-int elf_file__find_syms(const struct elf_file *ef, elf_sym_cb cb, void *ctx)
+int elf_file_find_syms(const struct elf_file *ef, elf_sym_cb cb, void *ctx)
 {
 	size_t i;
 	int ret;
@@ -461,7 +461,7 @@ int elf_file__find_syms(const struct elf_file *ef, elf_sym_cb cb, void *ctx)
 	return 0;
 }
 
-int elf_file__vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr,
+int elf_file_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr,
 			      uint64_t *offset)
 {
 	size_t i;
@@ -477,7 +477,7 @@ int elf_file__vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr,
 	return -ENOENT;
 }
 
-int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
+int elf_file_offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
 			      uint64_t *vaddr)
 {
 	int pass;
@@ -502,7 +502,7 @@ int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
 	return -ENOENT;
 }
 
-bool elf_file__whole(const struct elf_file *ef, size_t *size)
+bool elf_file_whole(const struct elf_file *ef, size_t *size)
 {
 	uint64_t n = ef->image_size;
 	Elf_Scn *scn = NULL;
@@ -522,7 +522,7 @@ bool elf_file__whole(const struct elf_file *ef, size_t *size)
 	return true;
 }
 
-ssize_t elf_file__read(const struct elf_file *ef, uint64_t offset, void *buf,
+ssize_t elf_file_read(const struct elf_file *ef, uint64_t offset, void *buf,
 		       size_t len)
 {
 	if (offset >= ef->image_size)
@@ -533,7 +533,7 @@ ssize_t elf_file__read(const struct elf_file *ef, uint64_t offset, void *buf,
 	return len;
 }
 
-struct Elf *elf_file__elf(const struct elf_file *ef)
+struct Elf *elf_file_elf(const struct elf_file *ef)
 {
 	return ef->elf;
 }

@@ -1,12 +1,12 @@
-/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/* SPDX-License-Identifier: MIT */
 /*
  * One ELF file, opened once: its function symbols, its PT_LOAD address
  * translation and its identity (type, build-id).  Addresses called "vaddr"
  * are ELF virtual addresses (st_value, p_vaddr); "offset" means file offset,
  * which is what uprobes attach by and what /proc/PID/maps reports.
  */
-#ifndef ELF_FILE_H
-#define ELF_FILE_H
+#ifndef SW_ELF_FILE_H
+#define SW_ELF_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,29 +29,29 @@ struct untrusted_skip;
  * negative errno.  sk (may be NULL) gets what was refused: the file
  * itself, or (with 0 returned) a debug file or MiniDebugInfo of it.
  */
-int elf_file__open(struct elf_file **out, const char *path,
+int elf_file_open(struct elf_file **out, const char *path,
 		   struct untrusted_skip *sk);
-int elf_file__new(struct elf_file **out, const char *path);
-void elf_file__free(struct elf_file *ef);
+int elf_file_new(struct elf_file **out, const char *path);
+void elf_file_free(struct elf_file *ef);
 
 /* ET_EXEC, ET_DYN, ... (e_type). */
-int elf_file__type(const struct elf_file *ef);
+int elf_file_type(const struct elf_file *ef);
 
 /*
  * The NT_GNU_BUILD_ID bytes: returns their number and points *id at them
  * (owned by ef), or 0 when the file has none.
  */
-size_t elf_file__build_id(const struct elf_file *ef, const uint8_t **id);
+size_t elf_file_build_id(const struct elf_file *ef, const uint8_t **id);
 
 /*
  * The symbol whose [addr, addr + size) holds vaddr, or NULL: never the
  * nearest symbol below.  Of aliases, the global, least decorated name wins.
  */
-const struct elf_sym *elf_file__sym_at(const struct elf_file *ef,
+const struct elf_sym *elf_file_sym_at(const struct elf_file *ef,
 				       uint64_t vaddr);
 
 /* The preferred symbol named exactly name, or NULL (a linear search). */
-const struct elf_sym *elf_file__sym_by_name(const struct elf_file *ef,
+const struct elf_sym *elf_file_sym_by_name(const struct elf_file *ef,
 					    const char *name);
 
 /*
@@ -59,12 +59,12 @@ const struct elf_sym *elf_file__sym_by_name(const struct elf_file *ef,
  * return from cb stops the walk and is returned.  Returns 0 otherwise.
  */
 typedef int (*elf_sym_cb)(const struct elf_sym *sym, void *ctx);
-int elf_file__find_syms(const struct elf_file *ef, elf_sym_cb cb, void *ctx);
+int elf_file_find_syms(const struct elf_file *ef, elf_sym_cb cb, void *ctx);
 
 /* Through the PT_LOAD headers; -ENOENT when no segment holds the address. */
-int elf_file__vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr,
+int elf_file_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr,
 			      uint64_t *offset);
-int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
+int elf_file_offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
 			      uint64_t *vaddr);
 
 /* Copies up to len bytes at offset; returns the count or a negative errno. */
@@ -72,11 +72,11 @@ int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
  * Whether the headers and every section lie inside the file: a truncated
  * one opens, and then its symbols are silently missing.  *size: its size.
  */
-bool elf_file__whole(const struct elf_file *ef, size_t *size);
-ssize_t elf_file__read(const struct elf_file *ef, uint64_t offset, void *buf,
+bool elf_file_whole(const struct elf_file *ef, size_t *size);
+ssize_t elf_file_read(const struct elf_file *ef, uint64_t offset, void *buf,
 		       size_t len);
 
 /* The libelf handle, valid as long as ef; for parsers of other sections. */
-struct Elf *elf_file__elf(const struct elf_file *ef);
+struct Elf *elf_file_elf(const struct elf_file *ef);
 
-#endif /* ELF_FILE_H */
+#endif /* SW_ELF_FILE_H */

@@ -14,7 +14,7 @@ static const char *what(struct symbolizer *sym, bool kernel, __u32 tgid,
 			__u64 addr, bool is_return, char **a)
 {
 	free(*a);
-	*a = sw_frame_name(sym, kernel, tgid, addr, is_return, true, true);
+	*a = output_frame_name(sym, kernel, tgid, addr, is_return, true, true);
 	return *a ? *a : "?";
 }
 
@@ -67,7 +67,7 @@ static void why_stop(FILE *out, const char *pfx, const struct sw_fp_explain *x,
 	}
 }
 
-void sw_explain_print(FILE *out, const struct sw_event *ev,
+void explain_print(FILE *out, const struct sw_event *ev,
 		      struct symbolizer *sym, const struct sw_explain_how *how)
 {
 	const struct sw_fp_explain *x = ev->explain;

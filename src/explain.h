@@ -14,7 +14,7 @@ struct sw_explain_how {
 	bool tracepoint;	/* kernel walk from the program's own frame */
 };
 
-void sw_explain_print(FILE *out, const struct sw_event *ev,
+void explain_print(FILE *out, const struct sw_event *ev,
 		      struct symbolizer *sym, const struct sw_explain_how *how);
 
 #endif

@@ -25,18 +25,18 @@ struct sw_run {
 };
 
 /* stackcount --json: one document, on one line. */
-int sw_json_stacks(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
+int json_stacks(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 		   const struct sw_format *fmt, const struct sw_run *run);
 /* stacksnoop --json: one object for the event, on one line. */
-int sw_json_event(FILE *out, const struct sw_event *ev, const char *comm,
+int json_event(FILE *out, const struct sw_event *ev, const char *comm,
 		  struct symbolizer *sym, const struct sw_format *fmt);
 
 /* stackcount --pprof: a gzipped profile.proto to fd (closed). */
-int sw_pprof_write(int fd, const struct sw_stacks *s, struct symbolizer *sym,
+int pprof_write(int fd, const struct sw_stacks *s, struct symbolizer *sym,
 		   const struct sw_format *fmt, const struct sw_run *run);
 
 /* stackcount --svg: a flame graph to out. */
-int sw_svg_write(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
+int svg_write(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 		 const struct sw_format *fmt, const struct sw_run *run);
 /* Its script, src/flamegraph.js (generated into build/gen). */
 extern const char sw_svg_script[];

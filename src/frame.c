@@ -23,14 +23,14 @@ static int escaped(const char *s, char **out)
 	return 0;
 }
 
-int sw_frame_get(struct symbolizer *sym, bool kernel, __u32 tgid, __u64 addr,
+int frame_get(struct symbolizer *sym, bool kernel, __u32 tgid, __u64 addr,
 		 bool is_return, struct sw_frame *f)
 {
 	struct sym_result r = {};
 	int err;
 
-	err = kernel ? symbolizer__kernel(sym, addr, is_return, &r)
-		     : symbolizer__user(sym, tgid, addr, is_return, &r);
+	err = kernel ? symbolizer_kernel(sym, addr, is_return, &r)
+		     : symbolizer_user(sym, tgid, addr, is_return, &r);
 	*f = (struct sw_frame){
 		.addr = addr,
 		.kernel = kernel,
@@ -45,13 +45,13 @@ int sw_frame_get(struct symbolizer *sym, bool kernel, __u32 tgid, __u64 addr,
 	};
 	if (escaped(f->named ? r.name : "[unknown]", &f->name) ||
 	    escaped(r.module, &f->module) || escaped(r.path, &f->path)) {
-		sw_frame_release(f);
+		frame_release(f);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-void sw_frame_release(struct sw_frame *f)
+void frame_release(struct sw_frame *f)
 {
 	free(f->name);
 	free(f->module);
@@ -59,17 +59,17 @@ void sw_frame_release(struct sw_frame *f)
 	f->name = f->module = f->path = NULL;
 }
 
-void sw_frames_free(struct sw_frame *v, size_t n)
+void frame_list_free(struct sw_frame *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		sw_frame_release(&v[i]);
+		frame_release(&v[i]);
 	free(v);
 }
 
-int sw_frames_get(struct symbolizer *sym, const struct sw_stack *st,
+int frame_list_get(struct symbolizer *sym, const struct sw_stack *st,
 		  const struct sw_format *fmt, struct sw_frame **out, size_t *n)
 {
-	size_t k0 = fmt->trim_tracepoint ? sw_tracepoint_skip(sym, st) : 0;
+	size_t k0 = fmt->trim_tracepoint ? probe_tracepoint_skip(sym, st) : 0;
 	size_t nk = fmt->kernel && st->nk > k0 ? st->nk - k0 : 0;
 	size_t nu = fmt->user ? st->nu : 0;
 	struct sw_frame *v = calloc(nk + nu ? nk + nu : 1, sizeof(*v));
@@ -81,12 +81,12 @@ int sw_frames_get(struct symbolizer *sym, const struct sw_stack *st,
 		return -ENOMEM;
 	/* a return address names the call before it: all but where it fired */
 	for (size_t i = 0; i < nk && !err; i++)
-		err = sw_frame_get(sym, true, 0, st->kip[k0 + i], k0 + i > 0, &v[i]);
+		err = frame_get(sym, true, 0, st->kip[k0 + i], k0 + i > 0, &v[i]);
 	for (size_t i = 0; i < nu && !err; i++)
-		err = sw_frame_get(sym, false, st->tgid, st->uip[i], i > 0,
+		err = frame_get(sym, false, st->tgid, st->uip[i], i > 0,
 				   &v[nk + i]);
 	if (err) {
-		sw_frames_free(v, nk + nu);
+		frame_list_free(v, nk + nu);
 		return err;
 	}
 	*out = v;

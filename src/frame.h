@@ -35,9 +35,9 @@ struct sw_frame {
 };
 
 /* 0, or -ENOMEM (f is then empty, and safe to release). */
-int sw_frame_get(struct symbolizer *sym, bool kernel, __u32 tgid, __u64 addr,
+int frame_get(struct symbolizer *sym, bool kernel, __u32 tgid, __u64 addr,
 		 bool is_return, struct sw_frame *f);
-void sw_frame_release(struct sw_frame *f);
+void frame_release(struct sw_frame *f);
 
 /*
  * The frames of st that fmt shows, leaf first: the kernel's, then the
@@ -45,8 +45,8 @@ void sw_frame_release(struct sw_frame *f);
  * fmt->trim_tracepoint count; the rest of fmt does not).  *v is for
  * sw_frames_free; 0 or -ENOMEM.
  */
-int sw_frames_get(struct symbolizer *sym, const struct sw_stack *st,
+int frame_list_get(struct symbolizer *sym, const struct sw_stack *st,
 		  const struct sw_format *fmt, struct sw_frame **v, size_t *n);
-void sw_frames_free(struct sw_frame *v, size_t n);
+void frame_list_free(struct sw_frame *v, size_t n);
 
 #endif

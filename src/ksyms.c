@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT OR GPL-2.0
+// SPDX-License-Identifier: MIT
 /*
  * /proc/kallsyms, kept small: the kernel has ~120,000 text symbols, and a
  * tracer that holds them as the file's text plus pointers spends ten
@@ -209,7 +209,7 @@ static int load(struct ksyms *ks, const char *path)
 	return err;
 }
 
-int ksyms__new(struct ksyms **out, const char *path)
+int ksyms_new(struct ksyms **out, const char *path)
 {
 	struct ksyms *ks;
 	bool nonzero = false;
@@ -231,11 +231,11 @@ int ksyms__new(struct ksyms **out, const char *path)
 	*out = ks;
 	return 0;
 fail:
-	ksyms__free(ks);
+	ksyms_free(ks);
 	return err;
 }
 
-void ksyms__free(struct ksyms *ks)
+void ksyms_free(struct ksyms *ks)
 {
 	struct made *m;
 
@@ -310,7 +310,7 @@ static const struct ksym *made(struct ksyms *ks, uint32_t i)
 	return k;
 }
 
-const struct ksym *ksyms__find(struct ksyms *ks, uint64_t addr)
+const struct ksym *ksyms_find(struct ksyms *ks, uint64_t addr)
 {
 	size_t lo = 0, hi = ks->nr, i;
 	const struct ksym *k;
@@ -333,7 +333,7 @@ const struct ksym *ksyms__find(struct ksyms *ks, uint64_t addr)
 	return k && addr < k->end ? k : NULL;
 }
 
-const struct ksym *ksyms__get(struct ksyms *ks, const char *name)
+const struct ksym *ksyms_get(struct ksyms *ks, const char *name)
 {
 	size_t found = ks->nr;
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/* SPDX-License-Identifier: MIT */
 /*
  * Kernel text symbols from /proc/kallsyms.  kallsyms gives no sizes, so a
  * symbol reaches up to the next one, with these bounds:
@@ -11,8 +11,8 @@
  *    name.  Inside a module a symbol reaches the module's next symbol.
  *  - the _etext and _einittext markers hold no address at all.
  */
-#ifndef KSYMS_H
-#define KSYMS_H
+#ifndef SW_KSYMS_H
+#define SW_KSYMS_H
 
 #include <stdint.h>
 
@@ -31,13 +31,13 @@ struct ksym {
  * Load path, or /proc/kallsyms when NULL.  -EPERM when every address reads
  * as zero (kptr_restrict hides them from this user).
  */
-int ksyms__new(struct ksyms **out, const char *path);
-void ksyms__free(struct ksyms *ks);
+int ksyms_new(struct ksyms **out, const char *path);
+void ksyms_free(struct ksyms *ks);
 
 /* The symbol whose [addr, end) holds addr, or NULL. */
-const struct ksym *ksyms__find(struct ksyms *ks, uint64_t addr);
+const struct ksym *ksyms_find(struct ksyms *ks, uint64_t addr);
 
 /* A symbol named exactly name (core kernel first), or NULL. */
-const struct ksym *ksyms__get(struct ksyms *ks, const char *name);
+const struct ksym *ksyms_get(struct ksyms *ks, const char *name);
 
-#endif /* KSYMS_H */
+#endif /* SW_KSYMS_H */

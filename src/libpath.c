@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT OR GPL-2.0
+// SPDX-License-Identifier: MIT
 #include "libpath.h"
 
 #include <dirent.h>
@@ -306,7 +306,7 @@ static int from_path_env(const char *name, char *buf, size_t size)
 	return -ENOENT;
 }
 
-int libpath__resolve(const char *lib, int pid, char *buf, size_t size)
+int libpath_resolve(const char *lib, int pid, char *buf, size_t size)
 {
 	char prefix[NAME_MAX + 1];
 	int err;

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/* SPDX-License-Identifier: MIT */
 /*
  * The file behind the "lib" part of a probe spec such as "c:malloc",
  * resolved the way bcc does:
@@ -10,8 +10,8 @@
  *  4. the same in the standard library directories;
  *  5. an executable of that name on $PATH.
  */
-#ifndef LIBPATH_H
-#define LIBPATH_H
+#ifndef SW_LIBPATH_H
+#define SW_LIBPATH_H
 
 #include <stddef.h>
 
@@ -19,6 +19,6 @@
  * Writes the path into buf; returns 0, -ENOENT, or -ENAMETOOLONG; for a
  * path, what resolving it met (-ELOOP, -ENOTDIR, -EACCES...).
  */
-int libpath__resolve(const char *lib, int pid, char *buf, size_t size);
+int libpath_resolve(const char *lib, int pid, char *buf, size_t size);
 
-#endif /* LIBPATH_H */
+#endif /* SW_LIBPATH_H */

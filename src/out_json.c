@@ -52,7 +52,7 @@ static int json_frames(FILE *out, const struct sw_stack *st,
 {
 	struct sw_frame *v;
 	size_t n;
-	int err = sw_frames_get(sym, st, fmt, &v, &n);
+	int err = frame_list_get(sym, st, fmt, &v, &n);
 
 	/* valid JSON still, for the error the tool says next */
 	if (err) {
@@ -66,7 +66,7 @@ static int json_frames(FILE *out, const struct sw_stack *st,
 		json_frame(out, &v[i]);
 	}
 	fputc(']', out);
-	sw_frames_free(v, n);
+	frame_list_free(v, n);
 	return 0;
 }
 
@@ -74,7 +74,7 @@ static void json_comm(FILE *out, const char *comm)
 {
 	char shown[4 * SW_COMM_LEN + 1];
 
-	json_str(out, sw_comm(comm, shown, sizeof(shown)));
+	json_str(out, output_comm(comm, shown, sizeof(shown)));
 }
 
 /* The loss counters by name, as the man page lists them. */
@@ -122,7 +122,7 @@ static int by_count(const void *a, const void *b)
 	return (x->nu > y->nu) - (x->nu < y->nu);
 }
 
-int sw_json_stacks(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
+int json_stacks(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 		   const struct sw_format *fmt, const struct sw_run *run)
 {
 	const struct sw_stack **v = calloc(s->n ? s->n : 1, sizeof(*v));
@@ -163,7 +163,7 @@ int sw_json_stacks(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 	return err;
 }
 
-int sw_json_event(FILE *out, const struct sw_event *ev, const char *comm,
+int json_event(FILE *out, const struct sw_event *ev, const char *comm,
 		  struct symbolizer *sym, const struct sw_format *fmt)
 {
 	int err;

@@ -41,14 +41,14 @@ static int put(struct buf *b, const char *fmt, ...)
 	return 0;
 }
 
-char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
+char *output_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 		    __u64 addr, bool is_return, bool offset, bool verbose)
 {
 	struct sw_frame f;
 	char *out = NULL;
 	int err;
 
-	if (sw_frame_get(sym, kernel, tgid, addr, is_return, &f))
+	if (frame_get(sym, kernel, tgid, addr, is_return, &f))
 		return NULL;
 	if (!f.named && verbose && f.module)
 		err = asprintf(&out, "[unknown] (%s+0x%llx)", f.module,
@@ -65,11 +65,11 @@ char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 		err = asprintf(&out, "%s [%s]", f.name, f.module);
 	else
 		err = asprintf(&out, "%s", f.name);
-	sw_frame_release(&f);
+	frame_release(&f);
 	return err < 0 ? NULL : out;
 }
 
-const char *sw_comm(const char *comm, char *buf, size_t len)
+const char *output_comm(const char *comm, char *buf, size_t len)
 {
 	char raw[SW_COMM_LEN + 1];
 
@@ -100,12 +100,12 @@ static bool fetches_caller_regs(const char *fn)
 		strncmp(fn, "perf_trace_buf_", 15));
 }
 
-size_t sw_tracepoint_skip(struct symbolizer *sym, const struct sw_stack *st)
+size_t probe_tracepoint_skip(struct symbolizer *sym, const struct sw_stack *st)
 {
 	for (size_t i = 0; i < st->nk; i++) {
 		struct sym_result r = {};
 
-		if (symbolizer__kernel(sym, st->kip[i], true, &r) || !r.name)
+		if (symbolizer_kernel(sym, st->kip[i], true, &r) || !r.name)
 			continue;
 		if (fetches_caller_regs(r.name))
 			return i + 1;
@@ -133,11 +133,11 @@ static int put_frame(struct buf *b, const char *pre, char *name, const char *pos
 static int render(struct buf *b, const struct sw_stack *st,
 		  struct symbolizer *sym, const struct sw_format *fmt)
 {
-	size_t k0 = fmt->trim_tracepoint ? sw_tracepoint_skip(sym, st) : 0;
+	size_t k0 = fmt->trim_tracepoint ? probe_tracepoint_skip(sym, st) : 0;
 	char comm[4 * SW_COMM_LEN + 1];
 	int err = 0;
 
-	sw_comm(st->comm, comm, sizeof(comm));
+	output_comm(st->comm, comm, sizeof(comm));
 	b->len = 0;
 	if (b->s)
 		b->s[0] = 0;
@@ -149,14 +149,14 @@ static int render(struct buf *b, const struct sw_stack *st,
 			sep = ";";
 		}
 		for (size_t i = st->nu; fmt->user && i-- > 0; sep = ";")
-			err |= put_frame(b, sep, sw_frame_name(sym, false,
+			err |= put_frame(b, sep, output_frame_name(sym, false,
 				   st->tgid, st->uip[i], i > 0, false, false), "");
 		if (fmt->delimiter) {
 			err |= put(b, "%s-", sep);
 			sep = ";";
 		}
 		for (size_t i = st->nk; fmt->kernel && i-- > k0; sep = ";")
-			err |= put_frame(b, sep, sw_frame_name(sym, true, 0,
+			err |= put_frame(b, sep, output_frame_name(sym, true, 0,
 				   st->kip[i], i > 0, false, false), "");
 		return err;
 	}
@@ -165,7 +165,7 @@ static int render(struct buf *b, const struct sw_stack *st,
 			err |= put(b, "  %-16llx ", (unsigned long long)st->kip[i]);
 		else
 			err |= put(b, "  ");
-		err |= put_frame(b, "", sw_frame_name(sym, true, 0, st->kip[i],
+		err |= put_frame(b, "", output_frame_name(sym, true, 0, st->kip[i],
 			   i > 0, fmt->offset, fmt->verbose), "\n");
 	}
 	if (fmt->delimiter)
@@ -175,7 +175,7 @@ static int render(struct buf *b, const struct sw_stack *st,
 			err |= put(b, "  %-16llx ", (unsigned long long)st->uip[i]);
 		else
 			err |= put(b, "  ");
-		err |= put_frame(b, "", sw_frame_name(sym, false, st->tgid,
+		err |= put_frame(b, "", output_frame_name(sym, false, st->tgid,
 			   st->uip[i], i > 0, fmt->offset, fmt->verbose), "\n");
 	}
 	if (fmt->comm)
@@ -199,7 +199,7 @@ static int by_count(const void *a, const void *b)
 	return strcmp(x->text, y->text);
 }
 
-int sw_print_stacks(FILE *out, const struct sw_stacks *s,
+int output_stacks(FILE *out, const struct sw_stacks *s,
 		    struct symbolizer *sym, const struct sw_format *fmt)
 {
 	struct rendered *r = calloc(s->n ? s->n : 1, sizeof(*r));

@@ -30,16 +30,16 @@ struct sw_format {
  * Every byte a terminal could take for a control is written as \xNN
  * (untrusted_escape).
  */
-char *sw_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
+char *output_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 		    __u64 addr, bool is_return, bool offset, bool verbose);
 /* A task's comm as printed, escaped as names are, into buf (4x its size). */
-const char *sw_comm(const char *comm, char *buf, size_t len);
+const char *output_comm(const char *comm, char *buf, size_t len);
 /*
  * How many leading kernel frames are the tracing machinery's, when the fp
  * walker started from its own frame at a tracepoint.
  */
-size_t sw_tracepoint_skip(struct symbolizer *sym, const struct sw_stack *st);
-int sw_print_stacks(FILE *out, const struct sw_stacks *s,
+size_t probe_tracepoint_skip(struct symbolizer *sym, const struct sw_stack *st);
+int output_stacks(FILE *out, const struct sw_stacks *s,
 		    struct symbolizer *sym, const struct sw_format *fmt);
 
 #endif

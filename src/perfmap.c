@@ -28,7 +28,7 @@ struct perfmaps {
 	size_t n;
 };
 
-int perfmaps__new(struct perfmaps **out)
+int perfmaps_new(struct perfmaps **out)
 {
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : -ENOMEM;
@@ -117,7 +117,7 @@ static struct perfmap *get(struct perfmaps *m, uint32_t pid)
 	return v;
 }
 
-const char *perfmaps__find(struct perfmaps *m, uint32_t pid, uint32_t uid,
+const char *perfmaps_find(struct perfmaps *m, uint32_t pid, uint32_t uid,
 			   uint64_t addr, uint64_t *start,
 			   struct untrusted_skip *sk)
 {
@@ -147,7 +147,7 @@ const char *perfmaps__find(struct perfmaps *m, uint32_t pid, uint32_t uid,
 	return pm->v[lo - 1].name;
 }
 
-void perfmaps__free(struct perfmaps *m)
+void perfmaps_free(struct perfmaps *m)
 {
 	if (!m)
 		return;

@@ -11,7 +11,7 @@
 
 struct perfmaps;
 
-int perfmaps__new(struct perfmaps **out);
+int perfmaps_new(struct perfmaps **out);
 struct untrusted_skip;
 
 /*
@@ -20,9 +20,9 @@ struct untrusted_skip;
  * map refused (not a regular file or a symlink, too large, someone else's)
  * is recorded in sk the first time only.
  */
-const char *perfmaps__find(struct perfmaps *m, uint32_t pid, uint32_t uid,
+const char *perfmaps_find(struct perfmaps *m, uint32_t pid, uint32_t uid,
 			   uint64_t addr, uint64_t *start,
 			   struct untrusted_skip *sk);
-void perfmaps__free(struct perfmaps *m);
+void perfmaps_free(struct perfmaps *m);
 
 #endif

@@ -307,8 +307,8 @@ static int gather(struct profile *p, const struct sw_stacks *s,
 		if (!s->v[i].count)
 			continue;
 		k->st = &s->v[i];
-		sw_comm(k->st->comm, k->comm, sizeof(k->comm));
-		err = sw_frames_get(sym, k->st, fmt, &k->f, &k->n);
+		output_comm(k->st->comm, k->comm, sizeof(k->comm));
+		err = frame_list_get(sym, k->st, fmt, &k->f, &k->n);
 		if (err)
 			break;
 		p->nstacks++;
@@ -530,7 +530,7 @@ static int gzip_to(int fd, const struct pb *b)
 	return 0;
 }
 
-int sw_pprof_write(int fd, const struct sw_stacks *s, struct symbolizer *sym,
+int pprof_write(int fd, const struct sw_stacks *s, struct symbolizer *sym,
 		   const struct sw_format *fmt, const struct sw_run *run)
 {
 	struct profile p = {};
@@ -553,7 +553,7 @@ int sw_pprof_write(int fd, const struct sw_stacks *s, struct symbolizer *sym,
 	else
 		close(fd);
 	for (size_t i = 0; i < p.nstacks; i++)
-		sw_frames_free(p.stacks[i].f, p.stacks[i].n);
+		frame_list_free(p.stacks[i].f, p.stacks[i].n);
 	for (size_t i = 0; i < p.nmap; i++)
 		free(p.map[i].build_id);
 	free(p.stacks);

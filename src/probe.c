@@ -74,7 +74,7 @@ static bool matches(const regex_t *re, const char *s)
 	return regexec(re, s, 0, NULL, 0) == 0;
 }
 
-int sw_pattern_parse(const char *s, bool regex, struct sw_pattern *p,
+int probe_pattern_parse(const char *s, bool regex, struct sw_pattern *p,
 		     char *err, size_t errlen)
 {
 	char *parts[3] = {}, *copy = strdup(s), *c = copy;
@@ -150,7 +150,7 @@ out:
 	return e;
 }
 
-void sw_pattern_free(struct sw_pattern *p)
+void probe_pattern_free(struct sw_pattern *p)
 {
 	if (p->name)
 		regfree(&p->re);
@@ -163,7 +163,7 @@ void sw_pattern_free(struct sw_pattern *p)
 	memset(p, 0, sizeof(*p));
 }
 
-void sw_targets_free(struct sw_targets *t)
+void probe_targets_free(struct sw_targets *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		free(t->v[i].name);
@@ -395,7 +395,7 @@ static enum sw_entry_shape entry_shape(const struct elf_file *ef, uint64_t off)
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	unsigned char b[4];
 
-	if (elf_file__read(ef, off, b, sizeof(b)) != sizeof(b))
+	if (elf_file_read(ef, off, b, sizeof(b)) != sizeof(b))
 		return SW_SHAPE_OTHER;
 	if (b[0] == 0x55)
 		return SW_SHAPE_PUSH_RBP;
@@ -410,7 +410,7 @@ static int match_sym(const struct elf_sym *s, void *ctx)
 
 	if (!matches(&m->p->re, s->name))
 		return 0;
-	if (elf_file__vaddr_to_offset(m->ef, s->addr, &off))
+	if (elf_file_vaddr_to_offset(m->ef, s->addr, &off))
 		return 0;
 	/* aliases share an address: one probe */
 	for (size_t i = 0; i < m->t->n; i++)
@@ -433,7 +433,7 @@ static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 	size_t size;
 	int e;
 
-	e = libpath__resolve(p->lib, pid, path, sizeof(path));
+	e = libpath_resolve(p->lib, pid, path, sizeof(path));
 	t->malformed = e && (!strcmp(p->lib, "t") || !strcmp(p->lib, "u"));
 	if (t->malformed)
 		return fail(err, errlen, -EINVAL, "incomplete pattern \"%s:%s\"; "
@@ -454,7 +454,7 @@ static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 	if (!p->libpath)
 		return oom(err, errlen, "resolving", p->lib);
 	/* a debug file refused here is said when the symbolizer meets it */
-	e = elf_file__open(ef, path, &sk);
+	e = elf_file_open(ef, path, &sk);
 	if (e && sk.why)
 		return fail(err, errlen, e, "cannot read %s: %s",
 			    untrusted_escape(shown, sizeof(shown), sk.what), sk.why);
@@ -462,8 +462,8 @@ static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 		return fail(err, errlen, e, "cannot read %s as ELF: %s",
 			    untrusted_escape(shown, sizeof(shown), path),
 			    strerror(-e));
-	if (!elf_file__whole(*ef, &size)) {
-		elf_file__free(*ef);
+	if (!elf_file_whole(*ef, &size)) {
+		elf_file_free(*ef);
 		*ef = NULL;
 		return fail(err, errlen, -ENOEXEC, "cannot read %s as ELF: its "
 			    "headers or sections lie past its end (%zu bytes), "
@@ -484,8 +484,8 @@ static int resolve_uprobes(const struct sw_pattern *p, pid_t pid,
 	if (e)
 		return e;
 	m.ef = ef;
-	e = elf_file__find_syms(ef, match_sym, &m);
-	elf_file__free(ef);
+	e = elf_file_find_syms(ef, match_sym, &m);
+	elf_file_free(ef);
 	if (e == -ENOMEM)
 		return oom(err, errlen, "listing the functions of", p->libpath);
 	if (e)
@@ -501,7 +501,7 @@ static int resolve_uprobes(const struct sw_pattern *p, pid_t pid,
 
 /* ---- USDT ---- */
 
-/* Why usdt__probes() failed: out of memory, or no section names. */
+/* Why usdt_probes() failed: out of memory, or no section names. */
 static void usdt_failed(const struct elf_file *ef, const char *path, int e,
 			char *err, size_t errlen)
 {
@@ -514,8 +514,8 @@ static void usdt_failed(const struct elf_file *ef, const char *path, int e,
 		oom(err, errlen, "listing the USDT probes of", shown);
 		return;
 	}
-	if (gelf_getehdr(elf_file__elf(ef), &eh) && eh.e_shstrndx == SHN_XINDEX &&
-	    (elf_getshdrnum(elf_file__elf(ef), &shnum) || !shnum)) {
+	if (gelf_getehdr(elf_file_elf(ef), &eh) && eh.e_shstrndx == SHN_XINDEX &&
+	    (elf_getshdrnum(elf_file_elf(ef), &shnum) || !shnum)) {
 		fail(err, errlen, e, "cannot read the section names of %s: its "
 		     "section header string table index (SHN_XINDEX) points "
 		     "into a section header that is not there", shown);
@@ -537,7 +537,7 @@ static int resolve_usdt(const struct sw_pattern *p,
 	e = open_lib(p, pid, t, &ef, err, errlen);
 	if (e)
 		return e;
-	e = usdt__probes(ef, &probes, &n);
+	e = usdt_probes(ef, &probes, &n);
 	if (e)
 		usdt_failed(ef, p->libpath, e, err, errlen);
 	for (size_t i = 0; !e && i < n; i++) {
@@ -562,7 +562,7 @@ static int resolve_usdt(const struct sw_pattern *p,
 		t->matched += !seen;
 	}
 	free(probes);
-	elf_file__free(ef);
+	elf_file_free(ef);
 	if (e)
 		return e;
 	if (!t->n)
@@ -572,7 +572,7 @@ static int resolve_usdt(const struct sw_pattern *p,
 	return 0;
 }
 
-int sw_pattern_check(const struct sw_pattern *p, const struct sw_features *f,
+int probe_pattern_check(const struct sw_pattern *p, const struct sw_features *f,
 		     char *err, size_t errlen)
 {
 	const char *legacy = f->legacy ? ", and forced legacy mode emulates "
@@ -609,7 +609,7 @@ int sw_pattern_check(const struct sw_pattern *p, const struct sw_features *f,
 	}
 }
 
-int sw_targets_resolve(const struct sw_pattern *p,
+int probe_targets_resolve(const struct sw_pattern *p,
 		       const struct sw_features *f, pid_t pid,
 		       struct sw_targets *out, char *err, size_t errlen)
 {
@@ -617,7 +617,7 @@ int sw_targets_resolve(const struct sw_pattern *p,
 
 	memset(out, 0, sizeof(*out));
 	*err = 0;
-	e = sw_pattern_check(p, f, err, errlen);
+	e = probe_pattern_check(p, f, err, errlen);
 	if (e)
 		return e;
 	switch (p->type) {
@@ -640,7 +640,7 @@ int sw_targets_resolve(const struct sw_pattern *p,
 	if (e) {
 		bool malformed = out->malformed;
 
-		sw_targets_free(out);
+		probe_targets_free(out);
 		out->malformed = malformed;
 	}
 	return e;

@@ -80,15 +80,15 @@ struct sw_targets {
 };
 
 /* On error, err holds one line naming the problem and what to do. */
-int sw_pattern_parse(const char *s, bool regex, struct sw_pattern *p,
+int probe_pattern_parse(const char *s, bool regex, struct sw_pattern *p,
 		     char *err, size_t errlen);
 /* Whether this kernel can run BPF on the pattern's kind of probe. */
-int sw_pattern_check(const struct sw_pattern *p, const struct sw_features *f,
+int probe_pattern_check(const struct sw_pattern *p, const struct sw_features *f,
 		     char *err, size_t errlen);
-int sw_targets_resolve(const struct sw_pattern *p,
+int probe_targets_resolve(const struct sw_pattern *p,
 		       const struct sw_features *f, pid_t pid,
 		       struct sw_targets *out, char *err, size_t errlen);
-void sw_pattern_free(struct sw_pattern *p);
-void sw_targets_free(struct sw_targets *t);
+void probe_pattern_free(struct sw_pattern *p);
+void probe_targets_free(struct sw_targets *t);
 
 #endif

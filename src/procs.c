@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT OR GPL-2.0
+// SPDX-License-Identifier: MIT
 #include "procs.h"
 #include "htab.h"
 #include "vec.h"
@@ -19,7 +19,7 @@ struct proc {
 	bool tried;	/* /proc was read for it once already */
 	bool traced;	/* its news is kept whatever the scope */
 	uint64_t dead_round;	/* when seen exiting */
-	bool going;	/* procs__evict's verdict, between its two passes */
+	bool going;	/* procs_evict's verdict, between its two passes */
 	uint32_t uid;	/* its owner, when last read from /proc; 0: unknown */
 	char comm[PROCS_COMM_LEN];
 	struct proc_map *maps;	/* in arrival order, so newest last */
@@ -84,7 +84,7 @@ uint32_t procs_tgid_of(uint32_t tid)
 	return tgid;
 }
 
-int procs__new(struct procs **out)
+int procs_new(struct procs **out)
 {
 	struct procs *p = calloc(1, sizeof(*p));
 
@@ -93,14 +93,14 @@ int procs__new(struct procs **out)
 		return -ENOMEM;
 	if (htab_init(&p->procs, &proc_ops, proc_ops.min) ||
 	    htab_init(&p->paths, &path_ops, path_ops.min)) {
-		procs__free(p);
+		procs_free(p);
 		return -ENOMEM;
 	}
 	*out = p;
 	return 0;
 }
 
-void procs__free(struct procs *p)
+void procs_free(struct procs *p)
 {
 	struct proc **procs;
 	char **paths;
@@ -157,12 +157,12 @@ static void set_alive(struct procs *p, struct proc *pr)
 	pr->dead = false;
 }
 
-void procs__set_scope(struct procs *p, enum procs_scope scope)
+void procs_set_scope(struct procs *p, enum procs_scope scope)
 {
 	p->scope = scope;
 }
 
-int procs__trace(struct procs *p, uint32_t pid)
+int procs_trace(struct procs *p, uint32_t pid)
 {
 	struct proc *pr = proc_get_or_add(p, pid);
 
@@ -172,7 +172,7 @@ int procs__trace(struct procs *p, uint32_t pid)
 	return 0;
 }
 
-bool procs__wants(const struct procs *p, uint32_t pid)
+bool procs_wants(const struct procs *p, uint32_t pid)
 {
 	const struct proc *pr;
 
@@ -219,11 +219,11 @@ static int add_map(struct procs *p, struct proc *pr, const struct proc_map *m)
 	return 0;
 }
 
-int procs__mmap(struct procs *p, uint32_t pid, const struct proc_map *m)
+int procs_mmap(struct procs *p, uint32_t pid, const struct proc_map *m)
 {
 	struct proc *pr;
 
-	if (!procs__wants(p, pid))
+	if (!procs_wants(p, pid))
 		return 0;
 	pr = proc_get_or_add(p, pid);
 
@@ -249,11 +249,11 @@ static void load_uid(struct proc *pr, uint32_t pid)
 		pr->uid = st.st_uid;
 }
 
-int procs__exec(struct procs *p, uint32_t pid, const char *comm)
+int procs_exec(struct procs *p, uint32_t pid, const char *comm)
 {
 	struct proc *pr;
 
-	if (!procs__wants(p, pid))
+	if (!procs_wants(p, pid))
 		return 0;
 	pr = proc_get_or_add(p, pid);
 	if (!pr)
@@ -267,11 +267,11 @@ int procs__exec(struct procs *p, uint32_t pid, const char *comm)
 	return 0;
 }
 
-int procs__set_comm(struct procs *p, uint32_t pid, const char *comm)
+int procs_set_comm(struct procs *p, uint32_t pid, const char *comm)
 {
 	struct proc *pr;
 
-	if (!procs__wants(p, pid))
+	if (!procs_wants(p, pid))
 		return 0;
 	pr = proc_get_or_add(p, pid);
 
@@ -281,7 +281,7 @@ int procs__set_comm(struct procs *p, uint32_t pid, const char *comm)
 	return 0;
 }
 
-int procs__fork(struct procs *p, uint32_t child, uint32_t parent)
+int procs_fork(struct procs *p, uint32_t child, uint32_t parent)
 {
 	struct proc *c, *par;
 	size_t i;
@@ -325,7 +325,7 @@ int procs__fork(struct procs *p, uint32_t child, uint32_t parent)
 	return 0;
 }
 
-void procs__exit(struct procs *p, uint32_t pid)
+void procs_exit(struct procs *p, uint32_t pid)
 {
 	struct proc *pr = proc_get(p, pid);
 
@@ -336,17 +336,17 @@ void procs__exit(struct procs *p, uint32_t pid)
 	}
 }
 
-void procs__next_round(struct procs *p)
+void procs_next_round(struct procs *p)
 {
 	p->round++;
 }
 
-size_t procs__nr_dead(const struct procs *p)
+size_t procs_nr_dead(const struct procs *p)
 {
 	return p->nr_dead;
 }
 
-long procs__evict(struct procs *p, procs_keep_fn keep, void *ctx)
+long procs_evict(struct procs *p, procs_keep_fn keep, void *ctx)
 {
 	struct proc **procs = p->procs.slots;
 	size_t i, live = 0, cap = 64, gone = 0;
@@ -389,7 +389,7 @@ long procs__evict(struct procs *p, procs_keep_fn keep, void *ctx)
 	return gone;
 }
 
-const struct proc_map *procs__find(const struct procs *p, uint32_t pid,
+const struct proc_map *procs_find(const struct procs *p, uint32_t pid,
 				   uint64_t addr)
 {
 	const struct proc *pr = proc_get(p, pid);
@@ -403,7 +403,7 @@ const struct proc_map *procs__find(const struct procs *p, uint32_t pid,
 	return NULL;
 }
 
-bool procs__image_seen(const struct procs *p, uint32_t pid)
+bool procs_image_seen(const struct procs *p, uint32_t pid)
 {
 	const struct proc *pr = proc_get(p, pid);
 	size_t i;
@@ -416,21 +416,21 @@ bool procs__image_seen(const struct procs *p, uint32_t pid)
 	return false;
 }
 
-uint32_t procs__uid(const struct procs *p, uint32_t pid)
+uint32_t procs_uid(const struct procs *p, uint32_t pid)
 {
 	const struct proc *pr = proc_get(p, pid);
 
 	return pr ? pr->uid : 0;
 }
 
-const char *procs__comm(const struct procs *p, uint32_t pid)
+const char *procs_comm(const struct procs *p, uint32_t pid)
 {
 	const struct proc *pr = proc_get(p, pid);
 
 	return pr ? pr->comm : NULL;
 }
 
-bool procs__alive(const struct procs *p, uint32_t pid)
+bool procs_alive(const struct procs *p, uint32_t pid)
 {
 	const struct proc *pr = proc_get(p, pid);
 
@@ -474,7 +474,7 @@ static void load_comm(struct proc *pr, uint32_t pid)
 	fclose(f);
 }
 
-int procs__load(struct procs *p, uint32_t pid)
+int procs_load(struct procs *p, uint32_t pid)
 {
 	char path[64], *line = NULL;
 	size_t len = 0;
@@ -506,7 +506,7 @@ int procs__load(struct procs *p, uint32_t pid)
 	return err;
 }
 
-int procs__ensure(struct procs *p, uint32_t pid)
+int procs_ensure(struct procs *p, uint32_t pid)
 {
 	struct proc *pr = proc_get(p, pid);
 
@@ -516,5 +516,5 @@ int procs__ensure(struct procs *p, uint32_t pid)
 	if (!pr)
 		return -ENOMEM;
 	pr->tried = true;
-	return procs__load(p, pid);
+	return procs_load(p, pid);
 }

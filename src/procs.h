@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/* SPDX-License-Identifier: MIT */
 /*
  * What processes had mapped, kept after they exit so that their user frames
  * can still be named.  Processes are keyed by tgid; threads share it.
@@ -8,8 +8,8 @@
  * the address: the newest generation, and within it the latest mmap (perf
  * reports no munmap, so a later mapping over a range replaces the earlier).
  */
-#ifndef PROCS_H
-#define PROCS_H
+#ifndef SW_PROCS_H
+#define SW_PROCS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,53 +32,53 @@ struct proc_map {
 /* The process of a thread, while it lives; the thread itself after. */
 uint32_t procs_tgid_of(uint32_t tid);
 
-int procs__new(struct procs **out);
-void procs__free(struct procs *p);
+int procs_new(struct procs **out);
+void procs_free(struct procs *p);
 
 /*
  * Which processes the mmap, exec, comm and fork news is kept for: every
- * one (the default), only those traced (procs__trace), or those and every
+ * one (the default), only those traced (procs_trace), or those and every
  * process they start.  News of any other process is dropped: a trace of
  * one process must not grow with all the system runs.
  */
 enum procs_scope { PROCS_ALL, PROCS_ONE, PROCS_TREE };
-void procs__set_scope(struct procs *p, enum procs_scope scope);
+void procs_set_scope(struct procs *p, enum procs_scope scope);
 /* pid is traced from now on (a -p PID, a COMMAND); 0 or -ENOMEM. */
-int procs__trace(struct procs *p, uint32_t pid);
+int procs_trace(struct procs *p, uint32_t pid);
 /* Whether news of pid is kept. */
-bool procs__wants(const struct procs *p, uint32_t pid);
+bool procs_wants(const struct procs *p, uint32_t pid);
 
 /*
  * Snapshot /proc/PID/maps into pid's current generation (entries with a
  * path: files, and [vdso]-like names the symbolizer will skip).
  */
-int procs__load(struct procs *p, uint32_t pid);
+int procs_load(struct procs *p, uint32_t pid);
 
 /*
  * Read /proc/PID/maps once for a process whose mappings were not all seen
  * from its start (it predates the sideband); a no-op otherwise.
  */
-int procs__ensure(struct procs *p, uint32_t pid);
+int procs_ensure(struct procs *p, uint32_t pid);
 /* One new mapping; m->path is copied and m->gen ignored. */
-int procs__mmap(struct procs *p, uint32_t pid, const struct proc_map *m);
+int procs_mmap(struct procs *p, uint32_t pid, const struct proc_map *m);
 
 /* pid replaced its image: a new generation, named comm. */
-int procs__exec(struct procs *p, uint32_t pid, const char *comm);
+int procs_exec(struct procs *p, uint32_t pid, const char *comm);
 
 /* A rename without exec (prctl(PR_SET_NAME) and the like). */
-int procs__set_comm(struct procs *p, uint32_t pid, const char *comm);
+int procs_set_comm(struct procs *p, uint32_t pid, const char *comm);
 
 /*
  * A new process (not a thread: those share their tgid's entry) that starts
  * with a copy of parent's current mappings and comm.
  */
-int procs__fork(struct procs *p, uint32_t child, uint32_t parent);
+int procs_fork(struct procs *p, uint32_t child, uint32_t parent);
 
 /*
- * The process is gone; everything about it is kept until procs__evict
+ * The process is gone; everything about it is kept until procs_evict
  * finds that no one needs it.
  */
-void procs__exit(struct procs *p, uint32_t pid);
+void procs_exit(struct procs *p, uint32_t pid);
 
 /*
  * Start the next round of news (one sideband drain).  A process seen
@@ -86,37 +86,37 @@ void procs__exit(struct procs *p, uint32_t pid);
  * children's fork records, written on other CPUs before it exited, may
  * only arrive with the next round.
  */
-void procs__next_round(struct procs *p);
+void procs_next_round(struct procs *p);
 /* Processes seen exiting and not evicted yet. */
-size_t procs__nr_dead(const struct procs *p);
+size_t procs_nr_dead(const struct procs *p);
 /*
  * Forget every process that exited before this round and that keep (NULL:
  * none) does not claim: its frames will never be asked for again.  Returns
  * how many went, or -ENOMEM (then nothing went).
  */
 typedef bool (*procs_keep_fn)(void *ctx, uint32_t pid);
-long procs__evict(struct procs *p, procs_keep_fn keep, void *ctx);
+long procs_evict(struct procs *p, procs_keep_fn keep, void *ctx);
 
 /*
  * The newest mapping of pid containing addr, or NULL.  The pointer holds
  * until the next change to pid's entry.
  */
-const struct proc_map *procs__find(const struct procs *p, uint32_t pid,
+const struct proc_map *procs_find(const struct procs *p, uint32_t pid,
 				   uint64_t addr);
 
 /* The last comm seen for pid, or NULL when pid is unknown. */
-const char *procs__comm(const struct procs *p, uint32_t pid);
+const char *procs_comm(const struct procs *p, uint32_t pid);
 
 /*
  * pid's owner (effective uid) as last read from /proc (at its exec, or
  * when its maps were read), inherited over fork; 0 when never read.
  */
-uint32_t procs__uid(const struct procs *p, uint32_t pid);
+uint32_t procs_uid(const struct procs *p, uint32_t pid);
 
 /* Whether pid's last exec was heard of, and a mapping of its new image. */
-bool procs__image_seen(const struct procs *p, uint32_t pid);
+bool procs_image_seen(const struct procs *p, uint32_t pid);
 
 /* Whether pid is known and not seen exiting. */
-bool procs__alive(const struct procs *p, uint32_t pid);
+bool procs_alive(const struct procs *p, uint32_t pid);
 
-#endif /* PROCS_H */
+#endif /* SW_PROCS_H */

@@ -150,7 +150,7 @@ int session_option(struct session_opts *o, int c, const char *arg)
 		o->storage = v;
 		return 0;
 	case OPT_LEGACY:
-		if (sw_version_parse(arg ? arg : "4.4", &o->legacy) ||
+		if (kversion_parse(arg ? arg : "4.4", &o->legacy) ||
 		    !legacy_in_range(o->legacy))
 			return session_die(t, "--legacy=%s: give a release from 4.1 "
 					   "to 4.5, e.g. --legacy=4.4", arg) + 1;
@@ -178,7 +178,7 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 	char cpus[256];
 
 	if (env && *env && !o->legacy &&
-	    (sw_version_parse(env, &o->legacy) || !legacy_in_range(o->legacy)))
+	    (kversion_parse(env, &o->legacy) || !legacy_in_range(o->legacy)))
 		return session_die(t, "STACKWALK_LEGACY=%s: give a release from "
 				   "4.1 to 4.5, e.g. STACKWALK_LEGACY=4.4", env) + 1;
 	env = getenv("STACKWALK_SMALL_KEYS");
@@ -369,7 +369,7 @@ static int plan(struct session *s)
 	char err[512] = "";
 
 	/* what the kernel cannot probe at all is the first thing to say */
-	if (sw_pattern_check(&s->pat, f, err, sizeof(err)))
+	if (probe_pattern_check(&s->pat, f, err, sizeof(err)))
 		return die(s, "%s", err);
 	s->why = "chosen with --walker";
 	if (o->sink == SINK_EXPLAIN) {
@@ -452,7 +452,7 @@ static void print_features(struct session *s)
 	const char *why = NULL;
 	char no[512];
 
-	sw_features_print(&s->f, s->out);
+	kfeatures_print(&s->f, s->out);
 	d = walkers_pick(&s->f, NULL, &why, no, sizeof(no));
 	fprintf(s->out, "%-34s %s: %s\n", "walker", d ? d->name : "none",
 		d ? why : no);
@@ -479,7 +479,7 @@ static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
 			       !strcmp(ts->v[j].spec.path, tg->spec.path);
 		if (!tg->semaphore || seen)
 			continue;
-		err = sw_semaphore_add(pid, tg->spec.path, tg->semaphore, delta);
+		err = semaphore_add(pid, tg->spec.path, tg->semaphore, delta);
 		if (err && delta > 0)
 			return err;
 	}
@@ -491,41 +491,41 @@ static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
 
 static void prefetch(void *sym, uint32_t pid, const struct proc_map *m)
 {
-	symbolizer__prefetch(sym, pid, m);
+	symbolizer_prefetch(sym, pid, m);
 }
 
 static int setup_symbols(struct session *s)
 {
-	int err = procs__new(&s->procs);
+	int err = procs_new(&s->procs);
 
 	if (!err)
-		err = symbolizer__new(&s->sym, s->procs);
+		err = symbolizer_new(&s->sym, s->procs);
 	if (!err && s->o.no_demangle)
-		symbolizer__set_demangle(s->sym, false);
+		symbolizer_set_demangle(s->sym, false);
 	if (!err)
-		symbolizer__on_skip(s->sym, warn_skip, s);
+		symbolizer_on_skip(s->sym, warn_skip, s);
 	if (err || !s->wo.ustack)
 		return err;
 	/* what is not traced need not be named: -p's process, COMMAND's tree */
 	if (s->o.pid)
-		procs__set_scope(s->procs, PROCS_ONE);
+		procs_set_scope(s->procs, PROCS_ONE);
 	else if (s->o.command)
-		procs__set_scope(s->procs, PROCS_TREE);
+		procs_set_scope(s->procs, PROCS_TREE);
 	s->evict_at = EVICT_MIN;
 	/* processes that start from now on are followed from the kernel */
-	if (sideband__open(s->procs, &s->sb, s->o.sideband_pages))
+	if (sideband_open(s->procs, &s->sb, s->o.sideband_pages))
 		s->sb = NULL;	/* fall back to /proc at print time */
 	else
-		sideband__on_map(s->sb, prefetch, s->sym);
-	if (s->o.pid && procs__trace(s->procs, s->o.pid))
+		sideband_on_map(s->sb, prefetch, s->sym);
+	if (s->o.pid && procs_trace(s->procs, s->o.pid))
 		return -ENOMEM;
 	if (s->o.pid)
-		procs__load(s->procs, s->o.pid);
+		procs_load(s->procs, s->o.pid);
 	/* the binaries probed are ours to open, by whatever path they run */
 	for (size_t i = 0; i < s->targets.n; i++)
 		if (s->targets.v[i].spec.path && (!i ||
 		    strcmp(s->targets.v[i].spec.path, s->targets.v[i - 1].spec.path)))
-			symbolizer__add_file(s->sym, s->targets.v[i].spec.path);
+			symbolizer_add_file(s->sym, s->targets.v[i].spec.path);
 	return 0;
 }
 
@@ -589,7 +589,7 @@ static void warn_skipped_targets(struct session *s)
 		n += snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0,
 			      "%s %s (%s)", shown ? "," : "",
 			      untrusted_escape(name, sizeof(name), tg->name),
-			      sw_attach_why(tg->spec.kind, tg->attach_err, true));
+			      attach_why(tg->spec.kind, tg->attach_err, true));
 		shown++;
 	}
 	fprintf(stderr, "%s%s\n", line, skipped > shown ? ", ..." : "");
@@ -602,14 +602,14 @@ static int spawn(struct session *s)
 
 	/* held at its first instruction while its semaphores are set */
 	s->cmd.stop_at_exec = needs_semaphores(&s->targets);
-	e = sw_cmd_spawn(&s->cmd, s->o.command, &s->oldmask);
+	e = cmd_spawn(&s->cmd, s->o.command, &s->oldmask);
 	if (e) {
 		die(s, "cannot run %s: %s; check the command", s->o.command[0],
 		    strerror(-e));
 		return 127;
 	}
 	s->have_cmd = true;
-	if (s->procs && procs__trace(s->procs, s->cmd.pid)) {
+	if (s->procs && procs_trace(s->procs, s->cmd.pid)) {
 		die(s, "out of memory");
 		return 1;
 	}
@@ -629,7 +629,7 @@ static void debug_attached(struct session *s)
 {
 	size_t links, linked, ok = 0;
 
-	walker__links(s->w, &links, &linked);
+	walker_links(s->w, &links, &linked);
 	for (size_t i = 0; i < s->targets.n; i++)
 		ok += !s->targets.v[i].attach_err;
 	fprintf(s->out, "attached %zu of %zu probes: %zu through %zu multi-probe "
@@ -645,7 +645,7 @@ static int start_walker(struct session *s)
 	__u64 need;
 	int e;
 
-	e = walker__open(&s->w, &s->f, &s->wo, &s->targets, &need);
+	e = walker_open(&s->w, &s->f, &s->wo, &s->targets, &need);
 	if (e == -E2BIG)
 		return die(s, "--stack-storage-size %u: the maps for that many "
 			   "stacks can take %llu bytes, more than a quarter of "
@@ -662,14 +662,14 @@ static int start_walker(struct session *s)
 			   strerror(-e));
 	}
 	if (s->o.debug)
-		fprintf(s->out, "%s\n", walker__source(s->w));
-	e = s->have_cmd ? walker__follow(s->w, s->cmd.pid) : 0;
+		fprintf(s->out, "%s\n", walker_source(s->w));
+	e = s->have_cmd ? walker_follow(s->w, s->cmd.pid) : 0;
 	if (e)
 		return die(s, "cannot follow %s: %s", s->o.command[0], strerror(-e));
-	e = walker__attach(s->w, &s->targets, &bad);
+	e = walker_attach(s->w, &s->targets, &bad);
 	if (e && bad)
 		return die(s, "cannot attach to %s: %s", target_desc(s, bad, what,
-			   sizeof(what)), sw_attach_why(bad->spec.kind, e, false));
+			   sizeof(what)), attach_why(bad->spec.kind, e, false));
 	if (e)
 		return die(s, "cannot attach to \"%s\": %s", s->o.pattern, strerror(-e));
 	if (s->o.debug)
@@ -682,11 +682,11 @@ int session_start(struct session *s)
 	char err[512] = "";
 	int e;
 
-	e = sw_features_probe(&s->f, s->o.legacy);
+	e = kfeatures_probe(&s->f, s->o.legacy);
 	if (e)
 		return die(s, "cannot tell what this kernel offers: %s", strerror(-e));
 	if (s->o.small_keys)
-		sw_features_force_small_keys(&s->f);
+		kfeatures_force_small_keys(&s->f);
 	if (s->o.kernel_features) {
 		print_features(s);
 		return 0;
@@ -699,10 +699,10 @@ int session_start(struct session *s)
 			   "the host's process ids, which do not name processes "
 			   "here; run it in the host's (e.g. nsenter -t 1 -p -m)");
 	/* probing changed nothing; tracing may: no tracefs is no error here */
-	sw_features_prepare(&s->f);
+	kfeatures_prepare(&s->f);
 	if ((s->o.legacy || !s->f.pmu_kprobe) && s->f.tracefs[0])
-		sw_tracefs_remove_stale(s->f.tracefs);
-	if (sw_pattern_parse(s->o.pattern, s->o.regexp, &s->pat, err, sizeof(err)))
+		tracefs_remove_stale(s->f.tracefs);
+	if (probe_pattern_parse(s->o.pattern, s->o.regexp, &s->pat, err, sizeof(err)))
 		return die(s, "%s", err) + 1;	/* a usage error */
 	e = plan(s);
 	if (e)
@@ -717,7 +717,7 @@ int session_start(struct session *s)
 			s->o.tool, s->o.pid, tgid, tgid);
 		s->o.pid = s->wo.pid = tgid;
 	}
-	e = sw_targets_resolve(&s->pat, &s->f, s->o.pid, &s->targets, err, sizeof(err));
+	e = probe_targets_resolve(&s->pat, &s->f, s->o.pid, &s->targets, err, sizeof(err));
 	if (e)
 		return die(s, "%s", err) + s->targets.malformed;
 	if (needs_semaphores(&s->targets) && !s->o.pid && !s->o.command)
@@ -732,13 +732,13 @@ int session_start(struct session *s)
 	 * Loading and attaching can take seconds (a large stack map, many
 	 * probes), while a busy system fills the buffers: drain them meanwhile.
 	 */
-	if (s->sb && sideband__background(s->sb))
+	if (s->sb && sideband_background(s->sb))
 		fprintf(stderr, "%s: cannot read process mapping records while "
 			"starting: user frames of processes started meanwhile may "
 			"show as [unknown]\n", s->o.tool);
 	e = start_walker(s);
 	if (s->sb)
-		sideband__background_stop(s->sb);
+		sideband_background_stop(s->sb);
 	if (e)
 		return e;
 	warn_skipped_targets(s);
@@ -750,7 +750,7 @@ int session_start(struct session *s)
 		s->sema_pid = s->o.pid;
 	}
 	if (s->wo.kstack)
-		symbolizer__preload_kernel(s->sym);
+		symbolizer_preload_kernel(s->sym);
 	if (s->o.duration)
 		s->end_at = session_now_ms() + s->o.duration * 1000;
 	return 0;
@@ -762,14 +762,14 @@ int session_go(struct session *s)
 
 	if (!s->have_cmd)
 		return 0;
-	e = sw_cmd_go(&s->cmd);
+	e = cmd_go(&s->cmd);
 	if (!e && s->cmd.stop_at_exec) {
 		e = semaphores(&s->targets, s->cmd.pid, 1);
 		if (e)
 			die(s, "cannot set the USDT semaphores in %s: %s (only its "
 			    "own image's, not libraries', can be set at its "
 			    "start)", s->o.command[0], strerror(-e));
-		sw_cmd_resume(&s->cmd);
+		cmd_resume(&s->cmd);
 		e = 0;
 	}
 	if (e) {
@@ -803,7 +803,7 @@ static bool handle_signals(struct session *s)
 			continue;
 		}
 		if (s->have_cmd && waitpid(s->cmd.pid, &ws, WNOHANG) == s->cmd.pid) {
-			s->cmd_status = sw_cmd_exit_code(ws);
+			s->cmd_status = cmd_exit_code(ws);
 			s->have_cmd = false;
 			end = true;
 		}
@@ -857,17 +857,17 @@ static void evict(struct session *s)
 	size_t scan = 0;
 
 	if (s->o.sink == SINK_COUNT) {
-		if (walker__counted_tgids(s->w, add_tgid, &t) || t.err)
+		if (walker_counted_tgids(s->w, add_tgid, &t) || t.err)
 			goto out;
 		scan = t.n;
 		qsort(t.v, t.n, sizeof(*t.v), cmp_u32);
-	} else if (walker__events_fd(s->w) >= 0) {
-		walker__events_poll(s->w);
+	} else if (walker_events_fd(s->w) >= 0) {
+		walker_events_poll(s->w);
 	}
-	procs__evict(s->procs, still_needed, &t);
+	procs_evict(s->procs, still_needed, &t);
 out:
 	/* the next key scan waits for a quarter as many exits as it reads */
-	s->evict_at = procs__nr_dead(s->procs) +
+	s->evict_at = procs_nr_dead(s->procs) +
 		      (scan / 4 > EVICT_MIN ? scan / 4 : EVICT_MIN);
 	free(t.v);
 }
@@ -876,15 +876,15 @@ void session_sync(struct session *s)
 {
 	if (!s->sb)
 		return;
-	sideband__drain(s->sb);
-	if (s->w && procs__nr_dead(s->procs) >= s->evict_at)
+	sideband_drain(s->sb);
+	if (s->w && procs_nr_dead(s->procs) >= s->evict_at)
 		evict(s);
 }
 
 enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 {
 	const int *sbfds = NULL;
-	int nsb = s->sb ? sideband__fds(s->sb, &sbfds) : 0, n = 0, ifd = -1;
+	int nsb = s->sb ? sideband_fds(s->sb, &sbfds) : 0, n = 0, ifd = -1;
 	int ofd = -1;
 	/* one per CPU's sideband buffer, however many CPUs: none unpolled */
 	struct pollfd pfd[3 + (nsb > 0 ? nsb : 0)];
@@ -944,16 +944,16 @@ int session_losses(struct session *s, struct session_losses *l)
 	int e;
 
 	memset(l, 0, sizeof(*l));
-	e = walker__lost(s->w, l->lost);
+	e = walker_lost(s->w, l->lost);
 	if (e)
 		return e;
-	l->partial = walker__partial(s->w);
-	l->trace_lost = walker__trace_lost(s->w);
+	l->partial = walker_partial(s->w);
+	l->trace_lost = walker_trace_lost(s->w);
 	if (s->sb) {
-		l->mappings = sideband__lost(s->sb);
+		l->mappings = sideband_lost(s->sb);
 		/* COMMAND ran, and of its image nothing came: that was lost too */
 		if (!l->mappings && s->o.command && s->cmd.pid > 0 &&
-		    !procs__image_seen(s->procs, s->cmd.pid))
+		    !procs_image_seen(s->procs, s->cmd.pid))
 			l->mappings = 1;
 	}
 	return 0;
@@ -1070,7 +1070,7 @@ int session_stop(struct session *s)
 {
 	report_losses(s);
 	/* the counts are read: let the kernel detach without us waiting */
-	walker__detach_async(s->w);
+	walker_detach_async(s->w);
 	if (s->sema_pid)
 		semaphores(&s->targets, s->sema_pid, -1);
 	if (s->have_cmd) {
@@ -1080,7 +1080,7 @@ int session_stop(struct session *s)
 		 */
 		session_flush(s);
 		kill(s->cmd.pid, SIGTERM);
-		s->cmd_status = sw_cmd_exit_code(end_cmd(s));
+		s->cmd_status = cmd_exit_code(end_cmd(s));
 		s->have_cmd = false;
 	}
 	return s->o.command ? s->cmd_status : 0;
@@ -1089,19 +1089,19 @@ int session_stop(struct session *s)
 void session_free(struct session *s)
 {
 	/* an error after attaching exits as promptly as a run that ended */
-	walker__detach_async(s->w);
-	walker__free(s->w);
+	walker_detach_async(s->w);
+	walker_free(s->w);
 	if (s->have_cmd) {
 		/* stopped early (an error): do not leave it waiting */
 		if (s->cmd.go >= 0)
 			kill(s->cmd.pid, SIGKILL);
 		waitpid(s->cmd.pid, NULL, 0);
 	}
-	sideband__free(s->sb);
-	symbolizer__free(s->sym);
-	procs__free(s->procs);
-	sw_targets_free(&s->targets);
-	sw_pattern_free(&s->pat);
+	sideband_free(s->sb);
+	symbolizer_free(s->sym);
+	procs_free(s->procs);
+	probe_targets_free(&s->targets);
+	probe_pattern_free(&s->pat);
 	if (s->sigfd >= 0)
 		close(s->sigfd);
 	if (s->out)

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT OR GPL-2.0
+// SPDX-License-Identifier: MIT
 #include "sideband.h"
 #include "procs.h"
 #include "vec.h"
@@ -180,7 +180,7 @@ static int open_event(int cpu, bool *read_lost)
 	return fd < 0 ? -errno : fd;
 }
 
-int sideband__open(struct procs *procs, struct sideband **out,
+int sideband_open(struct procs *procs, struct sideband **out,
 		   unsigned int pages)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -239,17 +239,17 @@ int sideband__open(struct procs *procs, struct sideband **out,
 	return 0;
 fail:
 	free(cpus);
-	sideband__free(sb);
+	sideband_free(sb);
 	return err;
 }
 
-void sideband__free(struct sideband *sb)
+void sideband_free(struct sideband *sb)
 {
 	int i;
 
 	if (!sb)
 		return;
-	sideband__background_stop(sb);
+	sideband_background_stop(sb);
 	for (i = 0; i < sb->nr; i++) {
 		munmap(sb->rings[i].meta, sb->map_len);
 		close(sb->fds[i]);
@@ -261,13 +261,13 @@ void sideband__free(struct sideband *sb)
 	free(sb);
 }
 
-int sideband__fds(const struct sideband *sb, const int **fds)
+int sideband_fds(const struct sideband *sb, const int **fds)
 {
 	*fds = sb->fds;
 	return sb->nr;
 }
 
-uint64_t sideband__lost(const struct sideband *sb)
+uint64_t sideband_lost(const struct sideband *sb)
 {
 	uint64_t total = 0, v[2];
 	int i;
@@ -364,15 +364,15 @@ static const char *record_str(const struct perf_event_header *h,
 /* Into the model; then whoever asked hears of it, while the process lives. */
 static int mapped(struct sideband *sb, uint32_t pid, const struct proc_map *m)
 {
-	int err = procs__mmap(sb->procs, pid, m);
+	int err = procs_mmap(sb->procs, pid, m);
 
 	/* what is not traced is neither kept nor opened */
-	if (!err && sb->on_map && procs__wants(sb->procs, pid))
-		sb->on_map(sb->on_map_ctx, pid, procs__find(sb->procs, pid, m->start));
+	if (!err && sb->on_map && procs_wants(sb->procs, pid))
+		sb->on_map(sb->on_map_ctx, pid, procs_find(sb->procs, pid, m->start));
 	return err;
 }
 
-void sideband__on_map(struct sideband *sb, sideband_map_fn fn, void *ctx)
+void sideband_on_map(struct sideband *sb, sideband_map_fn fn, void *ctx)
 {
 	sb->on_map = fn;
 	sb->on_map_ctx = ctx;
@@ -428,20 +428,20 @@ static int apply(struct sideband *sb, const struct perf_event_header *h)
 		if (!s)
 			return 0;
 		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
-			return procs__exec(sb->procs, c->pid, s);
+			return procs_exec(sb->procs, c->pid, s);
 		/* a thread's rename is not the process's name */
 		return c->pid == c->tid ?
-		       procs__set_comm(sb->procs, c->pid, s) : 0;
+		       procs_set_comm(sb->procs, c->pid, s) : 0;
 	case PERF_RECORD_FORK:
 		t = (const void *)h;
 		/* ppid is the forking tgid: equal for a new thread */
 		if (h->size >= sizeof(*t) && t->pid != t->ppid)
-			return procs__fork(sb->procs, t->pid, t->ppid);
+			return procs_fork(sb->procs, t->pid, t->ppid);
 		return 0;
 	case PERF_RECORD_EXIT:
 		t = (const void *)h;
 		if (h->size >= sizeof(*t) && t->pid == t->tid)
-			procs__exit(sb->procs, t->pid);
+			procs_exit(sb->procs, t->pid);
 		return 0;
 	case PERF_RECORD_LOST:
 		if (h->size >= sizeof(struct rec_lost))
@@ -452,14 +452,14 @@ static int apply(struct sideband *sb, const struct perf_event_header *h)
 	}
 }
 
-int sideband__drain(struct sideband *sb)
+int sideband_drain(struct sideband *sb)
 {
 	size_t i;
 	int err = 0, n;
 
 	sb->scratch_len = 0;
 	sb->nr_recs = 0;
-	procs__next_round(sb->procs);
+	procs_next_round(sb->procs);
 	for (i = 0; !err && i < (size_t)sb->nr; i++)
 		err = copy_ring(sb, &sb->rings[i]);
 	/* a fork on one CPU must land before the child's exec on another */
@@ -492,14 +492,14 @@ static void *drainer(void *arg)
 	while (!pfd[0].revents) {
 		if (poll(pfd, sb->nr + 1, -1) < 0 && errno != EINTR)
 			break;
-		if (sideband__drain(sb) < 0)
+		if (sideband_drain(sb) < 0)
 			break;
 	}
 	free(pfd);
 	return NULL;
 }
 
-int sideband__background(struct sideband *sb)
+int sideband_background(struct sideband *sb)
 {
 	int err;
 
@@ -518,7 +518,7 @@ int sideband__background(struct sideband *sb)
 	return 0;
 }
 
-void sideband__background_stop(struct sideband *sb)
+void sideband_background_stop(struct sideband *sb)
 {
 	if (!sb->threaded)
 		return;

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/* SPDX-License-Identifier: MIT */
 /*
  * Keeps a struct procs current from the kernel's own mmap/comm/fork/exit
  * records (a perf dummy event per CPU), so that a process which exits
@@ -7,8 +7,8 @@
  * Open it before the processes of interest start, drain it whenever its
  * fds poll readable, and drain it once more before symbolizing.
  */
-#ifndef SIDEBAND_H
-#define SIDEBAND_H
+#ifndef SW_SIDEBAND_H
+#define SW_SIDEBAND_H
 
 #include <stdint.h>
 
@@ -22,18 +22,18 @@ struct sideband;
  * every online CPU, feeding procs, which must outlive the sideband.
  * Needs CAP_PERFMON or perf_event_paranoid <= 0 (system-wide events).
  */
-int sideband__open(struct procs *procs, struct sideband **out,
+int sideband_open(struct procs *procs, struct sideband **out,
 		   unsigned int pages);
-void sideband__free(struct sideband *sb);
+void sideband_free(struct sideband *sb);
 
 /* The event fds, for poll(POLLIN); returns their number. */
-int sideband__fds(const struct sideband *sb, const int **fds);
+int sideband_fds(const struct sideband *sb, const int **fds);
 
 /*
  * Applies every complete record now in the buffers to procs, in time order
  * across CPUs.  Returns the number of records applied or a negative errno.
  */
-int sideband__drain(struct sideband *sb);
+int sideband_drain(struct sideband *sb);
 
 /*
  * fn hears of each new executable mapping as it is applied, while the
@@ -41,17 +41,17 @@ int sideband__drain(struct sideband *sb);
  */
 struct proc_map;
 typedef void (*sideband_map_fn)(void *ctx, uint32_t pid, const struct proc_map *m);
-void sideband__on_map(struct sideband *sb, sideband_map_fn fn, void *ctx);
+void sideband_on_map(struct sideband *sb, sideband_map_fn fn, void *ctx);
 /*
  * Drain on a thread of its own, whenever records come, until
- * sideband__background_stop: for start-up, while the caller is busy
+ * sideband_background_stop: for start-up, while the caller is busy
  * loading programs and nothing else may drain.  procs (and whatever
- * sideband__on_map's fn touches) belongs to that thread meanwhile.
+ * sideband_on_map's fn touches) belongs to that thread meanwhile.
  */
-int sideband__background(struct sideband *sb);
-void sideband__background_stop(struct sideband *sb);
+int sideband_background(struct sideband *sb);
+void sideband_background_stop(struct sideband *sb);
 
 /* Records the kernel dropped because a buffer was full, so far. */
-uint64_t sideband__lost(const struct sideband *sb);
+uint64_t sideband_lost(const struct sideband *sb);
 
-#endif /* SIDEBAND_H */
+#endif /* SW_SIDEBAND_H */

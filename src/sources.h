@@ -4,6 +4,6 @@
 #define SW_SOURCES_H
 
 /* The source of the walker of that name (struct walker_desc), or NULL. */
-const char *sw_walker_source(const char *name);
+const char *sources_walker(const char *name);
 
 #endif

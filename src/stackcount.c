@@ -228,14 +228,14 @@ static int write_files(struct tool *t, const struct sw_stacks *st)
 
 	run_info(t, &r, t->start_ms, NULL);
 	if (t->pprof_path) {
-		e = sw_pprof_write(t->pprof_fd, st, t->s.sym, &t->fmt, &r);
+		e = pprof_write(t->pprof_fd, st, t->s.sym, &t->fmt, &r);
 		t->pprof_fd = -1;
 		if (e)
 			return session_die(tool, "cannot write %s: %s", t->pprof_path,
 					   strerror(-e));
 	}
 	if (t->svg_path) {
-		e = sw_svg_write(t->svg, st, t->s.sym, &t->fmt, &r);
+		e = svg_write(t->svg, st, t->s.sym, &t->fmt, &r);
 		if (fclose(t->svg) && !e)
 			e = -errno;
 		t->svg = NULL;
@@ -260,11 +260,11 @@ static int print_interval(struct tool *t, bool final)
 	int err;
 
 	session_sync(&t->s);
-	err = walker__read(t->s.w, &st);
+	err = walker_read(t->s.w, &st);
 	if (!err && final)
 		t->files_failed = write_files(t, &st);
 	if (!err && t->interval)
-		err = deltas__apply(t->deltas, &st);
+		err = deltas_apply(t->deltas, &st);
 	if (t->timestamp) {
 		now = time(NULL);
 		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
@@ -275,15 +275,15 @@ static int print_interval(struct tool *t, bool final)
 		fprintf(out, "%-8s\n", ts);
 	if (!err && t->json) {
 		run_info(t, &r, t->last_ms, t->timestamp ? ts : NULL);
-		err = sw_json_stacks(out, &st, t->s.sym, &t->fmt, &r);
+		err = json_stacks(out, &st, t->s.sym, &t->fmt, &r);
 	} else if (!err) {
-		err = sw_print_stacks(out, &st, t->s.sym, &t->fmt);
+		err = output_stacks(out, &st, t->s.sym, &t->fmt);
 	}
 	t->last_ms = session_now_ms();
 	if (err)
 		session_die("stackcount", "cannot read the counted stacks: %s",
 			    strerror(-err));
-	sw_stacks__free(&st);
+	walker_stacks_free(&st);
 	return session_flush(&t->s);
 }
 
@@ -309,7 +309,7 @@ static int run(struct tool *t)
 		.trim_tracepoint = wo->kind == SW_WALKER_FP &&
 				   s->pat.type == SW_PAT_TRACEPOINT,
 	};
-	if (t->interval && deltas__new(&t->deltas))
+	if (t->interval && deltas_new(&t->deltas))
 		return session_die("stackcount", "out of memory");
 	e = open_files(t);
 	if (e)
@@ -352,7 +352,7 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = run(&t);
 	session_free(&t.s);
-	deltas__free(t.deltas);
+	deltas_free(t.deltas);
 	if (t.pprof_fd >= 0)
 		close(t.pprof_fd);
 	if (t.svg)

@@ -154,7 +154,7 @@ static void line(const struct tool *t, const struct sw_event *ev,
 
 	if (t->verbose)
 		fprintf(t->s.out, "%-18.9f %-12.12s %-6u %-3u %s\n", ts,
-			sw_comm(comm, shown, sizeof(shown)), ev->tid, ev->cpu, msg);
+			output_comm(comm, shown, sizeof(shown)), ev->tid, ev->cpu, msg);
 	else
 		fprintf(t->s.out, "%-18.9f %s\n", ts, msg);
 }
@@ -166,7 +166,7 @@ static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
 	int e;
 
 	for (size_t i = 0; i < n; i++, (*r)++) {
-		name = sw_frame_name(t->s.sym, kernel, ev->stack.tgid, ip[i],
+		name = output_frame_name(t->s.sym, kernel, ev->stack.tgid, ip[i],
 				     *r >= 0, t->offset, false);
 		if (!name)
 			e = -1;
@@ -203,27 +203,27 @@ static void print_event(const struct sw_event *ev, void *ctx)
 	if (t->s.out_err)
 		return;
 	/* trace_pipe loses the names of short-lived tasks: ask the model */
-	if (!strcmp(comm, "<...>") && procs__comm(t->s.procs, st->tgid))
-		comm = procs__comm(t->s.procs, st->tgid);
+	if (!strcmp(comm, "<...>") && procs_comm(t->s.procs, st->tgid))
+		comm = procs_comm(t->s.procs, st->tgid);
 	if (t->json) {
 		struct sw_format fmt = {
 			.kernel = t->s.wo.kstack, .user = t->s.wo.ustack,
 			.trim_tracepoint = t->trim_tracepoint,
 		};
 
-		if (sw_json_event(t->s.out, ev, comm, t->s.sym, &fmt))
+		if (json_event(t->s.out, ev, comm, t->s.sym, &fmt))
 			session_die(t->s.o.tool, "out of memory naming the "
 				    "frames of an event");
 		session_flush(&t->s);
 		return;
 	}
 	if (t->trim_tracepoint)
-		k0 = sw_tracepoint_skip(t->s.sym, st);
+		k0 = probe_tracepoint_skip(t->s.sym, st);
 	line(t, ev, comm, "");
 	if (t->explain) {
 		frames(t, ev, comm, !t->how.user, st->nk ? st->kip : st->uip,
 		       st->nk ? st->nk : st->nu, &r);
-		sw_explain_print(t->s.out, ev, t->s.sym, &t->how);
+		explain_print(t->s.out, ev, t->s.sym, &t->how);
 		session_flush(&t->s);
 		return;
 	}
@@ -249,10 +249,10 @@ static int run(struct tool *t)
 	t->how.user = s->pat.type == SW_PAT_UPROBE || s->pat.type == SW_PAT_USDT;
 	t->how.entry = s->pat.type == SW_PAT_UPROBE || s->pat.type == SW_PAT_KPROBE;
 	t->how.tracepoint = s->pat.type == SW_PAT_TRACEPOINT;
-	e = walker__events_open(s->w, t->pages, print_event, t);
+	e = walker_events_open(s->w, t->pages, print_event, t);
 	if (e)
 		return session_die(s->o.tool, "cannot read events: %s", strerror(-e));
-	fd = walker__events_fd(s->w);
+	fd = walker_events_fd(s->w);
 	if (t->json)
 		;	/* a line is an event: no header */
 	else if (t->verbose)
@@ -266,11 +266,11 @@ static int run(struct tool *t)
 		if (e)
 			return e;
 		while (session_wait(s, -1, fd) == WAKE_FD && !s->out_err)
-			walker__events_poll(s->w);
+			walker_events_poll(s->w);
 		/* what is still in the buffers happened before the end */
 		session_sync(s);
 		if (!s->out_err)
-			walker__events_poll(s->w);
+			walker_events_poll(s->w);
 	}
 	return session_end(s, session_stop(s));
 }

@@ -93,7 +93,7 @@ static int path_of(struct graph *g, size_t i, const struct sw_stack *st,
 	struct path *p = &g->paths[i];
 	struct sw_frame *f;
 	size_t n, nk = 0;
-	int err = sw_frames_get(sym, st, fmt, &f, &n);
+	int err = frame_list_get(sym, st, fmt, &f, &n);
 
 	if (err)
 		return err;
@@ -104,7 +104,7 @@ static int path_of(struct graph *g, size_t i, const struct sw_stack *st,
 		return -ENOMEM;
 	p->count = st->count;
 	if (keyed) {
-		sw_comm(st->comm, g->comm[i], sizeof(g->comm[i]));
+		output_comm(st->comm, g->comm[i], sizeof(g->comm[i]));
 		p->v[p->n++] = (struct node){ PROC, g->comm[i] };
 	}
 	while (nk < n && f[nk].kernel)
@@ -355,7 +355,7 @@ static void write_svg(FILE *out, const struct graph *g, const struct sw_run *run
 		"</svg>\n", sw_svg_script);
 }
 
-int sw_svg_write(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
+int svg_write(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 		 const struct sw_format *fmt, const struct sw_run *run)
 {
 	struct graph g = {};
@@ -382,7 +382,7 @@ int sw_svg_write(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 		write_svg(out, &g, run);
 	for (size_t i = 0; g.paths && i < g.npaths; i++) {
 		free(g.paths[i].v);
-		sw_frames_free(g.frames[i], g.nframes[i]);
+		frame_list_free(g.frames[i], g.nframes[i]);
 	}
 	free(g.paths);
 	free(g.frames);

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT OR GPL-2.0
+// SPDX-License-Identifier: MIT
 #include "symbolize.h"
 #include "demangle.h"
 #include "perfmap.h"
@@ -67,7 +67,7 @@ static const struct htab_ops file_ops = {
 
 struct symbolizer {
 	struct procs *procs;
-	/* kallsyms being read meanwhile (symbolizer__preload_kernel) */
+	/* kallsyms being read meanwhile (symbolizer_preload_kernel) */
 	pthread_t loader;
 	bool loading;
 	struct demangler *dm;		/* NULL: names as mangled */
@@ -79,7 +79,7 @@ struct symbolizer {
 	struct htab files;	/* of struct file_slot */
 };
 
-int symbolizer__new(struct symbolizer **out, struct procs *procs)
+int symbolizer_new(struct symbolizer **out, struct procs *procs)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
 
@@ -88,8 +88,8 @@ int symbolizer__new(struct symbolizer **out, struct procs *procs)
 		return -ENOMEM;
 	s->procs = procs;
 	if (htab_init(&s->files, &file_ops, file_ops.min) ||
-	    demangler__new(&s->dm) || perfmaps__new(&s->jit)) {
-		symbolizer__free(s);
+	    demangler_new(&s->dm) || perfmaps_new(&s->jit)) {
+		symbolizer_free(s);
 		return -ENOMEM;
 	}
 	*out = s;
@@ -100,7 +100,7 @@ static void *load_ksyms(void *arg)
 {
 	struct symbolizer *s = arg;
 
-	s->ksyms_err = ksyms__new(&s->ksyms, NULL);
+	s->ksyms_err = ksyms_new(&s->ksyms, NULL);
 	return NULL;
 }
 
@@ -108,7 +108,7 @@ static void *load_ksyms(void *arg)
  * The kernel takes ~60 ms to print its symbol table: read it while the
  * tracing runs, not after it.
  */
-void symbolizer__preload_kernel(struct symbolizer *s)
+void symbolizer_preload_kernel(struct symbolizer *s)
 {
 	if (!s->ksyms && !s->ksyms_err && !s->loading &&
 	    !pthread_create(&s->loader, NULL, load_ksyms, s))
@@ -123,7 +123,7 @@ static void wait_loader(struct symbolizer *s)
 	}
 }
 
-void symbolizer__free(struct symbolizer *s)
+void symbolizer_free(struct symbolizer *s)
 {
 	struct file_slot *files;
 
@@ -132,25 +132,25 @@ void symbolizer__free(struct symbolizer *s)
 	wait_loader(s);
 	files = s->files.slots;
 	for (size_t i = 0; i < s->files.cap; i++)
-		elf_file__free(files[i].ef);
+		elf_file_free(files[i].ef);
 	free(files);
-	ksyms__free(s->ksyms);
-	demangler__free(s->dm);
-	perfmaps__free(s->jit);
+	ksyms_free(s->ksyms);
+	demangler_free(s->dm);
+	perfmaps_free(s->jit);
 	free(s);
 }
 
-void symbolizer__set_demangle(struct symbolizer *s, bool on)
+void symbolizer_set_demangle(struct symbolizer *s, bool on)
 {
 	if (!on) {
-		demangler__free(s->dm);
+		demangler_free(s->dm);
 		s->dm = NULL;
 	} else if (!s->dm) {
-		demangler__new(&s->dm);
+		demangler_new(&s->dm);
 	}
 }
 
-void symbolizer__on_skip(struct symbolizer *s, symbolizer_skip_fn fn,
+void symbolizer_on_skip(struct symbolizer *s, symbolizer_skip_fn fn,
 			 void *ctx)
 {
 	s->on_skip = fn;
@@ -169,8 +169,8 @@ static int jit_name(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 {
 	struct untrusted_skip sk = {};
 	uint64_t start;
-	const char *name = perfmaps__find(s->jit, tgid,
-					  s->procs ? procs__uid(s->procs, tgid) : 0,
+	const char *name = perfmaps_find(s->jit, tgid,
+					  s->procs ? procs_uid(s->procs, tgid) : 0,
 					  look, &start, &sk);
 
 	skipped(s, &sk);
@@ -181,7 +181,7 @@ static int jit_name(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 	return 0;
 }
 
-int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return,
+int symbolizer_kernel(struct symbolizer *s, uint64_t addr, bool is_return,
 		       struct sym_result *r)
 {
 	const struct ksym *k;
@@ -189,10 +189,10 @@ int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return,
 	memset(r, 0, sizeof(*r));
 	wait_loader(s);
 	if (!s->ksyms && !s->ksyms_err)
-		s->ksyms_err = ksyms__new(&s->ksyms, NULL);
+		s->ksyms_err = ksyms_new(&s->ksyms, NULL);
 	if (s->ksyms_err)
 		return s->ksyms_err;
-	k = ksyms__find(s->ksyms, is_return ? addr - 1 : addr);
+	k = ksyms_find(s->ksyms, is_return ? addr - 1 : addr);
 	if (!k)
 		return -ENOENT;
 	r->name = k->name;
@@ -220,7 +220,7 @@ static struct elf_file *open_checked(const char *path, uint64_t ino,
 
 	if (ino && (stat(path, &st) || st.st_ino != ino))
 		return NULL;
-	return elf_file__open(&ef, path, sk) ? NULL : ef;
+	return elf_file_open(&ef, path, sk) ? NULL : ef;
 }
 
 /* Through the process's root first: it may live in another mount ns. */
@@ -231,7 +231,7 @@ static struct elf_file *open_file(struct symbolizer *s, uint32_t tgid,
 	struct elf_file *ef = NULL;
 	char root[4096];
 
-	if (procs__alive(s->procs, tgid) &&
+	if (procs_alive(s->procs, tgid) &&
 	    snprintf(root, sizeof(root), "/proc/%u/root%s", tgid, m->path) <
 	    (int)sizeof(root))
 		ef = open_checked(root, m->ino, &sk);
@@ -268,7 +268,7 @@ static int get_file(struct symbolizer *s, uint32_t tgid,
  * A file we opened ourselves (a probe's target), keyed as the kernel will
  * name its mappings: its inode, whatever path a process reaches it by.
  */
-int symbolizer__add_file(struct symbolizer *s, const char *path)
+int symbolizer_add_file(struct symbolizer *s, const char *path)
 {
 	struct untrusted_skip sk = {};
 	struct proc_map key = {};
@@ -291,7 +291,7 @@ int symbolizer__add_file(struct symbolizer *s, const char *path)
 	f->ino = key.ino;
 	f->path = NULL;		/* keyed by inode: the path is never compared */
 	f->ef = NULL;
-	elf_file__open(&f->ef, path, &sk);
+	elf_file_open(&f->ef, path, &sk);
 	skipped(s, &sk);
 	s->files.nr++;
 	return 0;
@@ -304,7 +304,7 @@ static bool is_file(const char *path);
  * (a container's, a private mount's) can only be opened through
  * /proc/PID/root while the process lives: open it now.
  */
-void symbolizer__prefetch(struct symbolizer *s, uint32_t tgid,
+void symbolizer_prefetch(struct symbolizer *s, uint32_t tgid,
 			  const struct proc_map *m)
 {
 	struct elf_file *ef;
@@ -326,7 +326,7 @@ static bool is_file(const char *path)
 	return n < k || strcmp(path + n - k, DELETED_SUFFIX);
 }
 
-int symbolizer__user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
+int symbolizer_user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 		     bool is_return, struct sym_result *r)
 {
 	uint64_t look = is_return ? addr - 1 : addr, vaddr;
@@ -338,8 +338,8 @@ int symbolizer__user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 
 	memset(r, 0, sizeof(*r));
 	if (s->procs)
-		procs__ensure(s->procs, tgid);
-	m = s->procs ? procs__find(s->procs, tgid, look) : NULL;
+		procs_ensure(s->procs, tgid);
+	m = s->procs ? procs_find(s->procs, tgid, look) : NULL;
 	if (!m)
 		return jit_name(s, tgid, addr, look, r);
 	slash = strrchr(m->path, '/');
@@ -356,15 +356,15 @@ int symbolizer__user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 	if (err)
 		return err;
 	if (ef)
-		r->build_id_size = elf_file__build_id(ef, &r->build_id);
-	if (!ef || elf_file__offset_to_vaddr(ef, look - m->start + m->pgoff,
+		r->build_id_size = elf_file_build_id(ef, &r->build_id);
+	if (!ef || elf_file_offset_to_vaddr(ef, look - m->start + m->pgoff,
 					     &vaddr))
 		return jit_name(s, tgid, addr, look, r);
 	r->module_offset = vaddr + (addr - look);
-	sym = elf_file__sym_at(ef, vaddr);
+	sym = elf_file_sym_at(ef, vaddr);
 	if (!sym)
 		return jit_name(s, tgid, addr, look, r);
-	r->name = demangler__name(s->dm, sym->name);
+	r->name = demangler_name(s->dm, sym->name);
 	r->offset = r->module_offset - sym->addr;
 	return 0;
 }

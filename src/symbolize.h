@@ -1,12 +1,12 @@
-/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/* SPDX-License-Identifier: MIT */
 /*
  * Names for raw instruction addresses: kernel ones through kallsyms, user
  * ones through the process model (struct procs) and the ELF files it maps.
  * Each file is opened once for the life of the symbolizer, keyed by
  * (device, inode), or by path when the mapping did not say.
  */
-#ifndef SYMBOLIZE_H
-#define SYMBOLIZE_H
+#ifndef SW_SYMBOLIZE_H
+#define SW_SYMBOLIZE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,15 +44,15 @@ struct sym_result {
 };
 
 /* procs is borrowed and must outlive it; NULL for kernel addresses only. */
-int symbolizer__new(struct symbolizer **out, struct procs *procs);
-void symbolizer__free(struct symbolizer *s);
+int symbolizer_new(struct symbolizer **out, struct procs *procs);
+void symbolizer_free(struct symbolizer *s);
 /* Start reading kallsyms on a thread, to have it when kernel frames come. */
-void symbolizer__preload_kernel(struct symbolizer *s);
+void symbolizer_preload_kernel(struct symbolizer *s);
 /* Open path now, to name any mapping of its inode (a probe's target). */
-int symbolizer__add_file(struct symbolizer *s, const char *path);
+int symbolizer_add_file(struct symbolizer *s, const char *path);
 /* Open now what only tgid can see (another mount namespace). */
 struct proc_map;
-void symbolizer__prefetch(struct symbolizer *s, uint32_t tgid,
+void symbolizer_prefetch(struct symbolizer *s, uint32_t tgid,
 			  const struct proc_map *m);
 /*
  * Called once for each file refused (what: its path, or which part of
@@ -61,10 +61,10 @@ void symbolizer__prefetch(struct symbolizer *s, uint32_t tgid,
  */
 typedef void (*symbolizer_skip_fn)(void *ctx, const char *what,
 				   const char *why);
-void symbolizer__on_skip(struct symbolizer *s, symbolizer_skip_fn fn,
+void symbolizer_on_skip(struct symbolizer *s, symbolizer_skip_fn fn,
 			 void *ctx);
 /* C++ and Rust names demangled (the default), or kept as in the file. */
-void symbolizer__set_demangle(struct symbolizer *s, bool on);
+void symbolizer_set_demangle(struct symbolizer *s, bool on);
 
 /*
  * Fill *r for addr.  is_return: addr is a return address, so the call
@@ -73,9 +73,9 @@ void symbolizer__set_demangle(struct symbolizer *s, bool on);
  * *r is known), or another negative errno (kallsyms unreadable: -EPERM
  * when its addresses are hidden), which repeats on every later call.
  */
-int symbolizer__kernel(struct symbolizer *s, uint64_t addr, bool is_return,
+int symbolizer_kernel(struct symbolizer *s, uint64_t addr, bool is_return,
 		       struct sym_result *r);
-int symbolizer__user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
+int symbolizer_user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 		     bool is_return, struct sym_result *r);
 
-#endif /* SYMBOLIZE_H */
+#endif /* SW_SYMBOLIZE_H */

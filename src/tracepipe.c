@@ -63,12 +63,12 @@ static void expand(const char *tracefs)
 	fclose(f);
 }
 
-unsigned long long tracepipe__lost(const struct tracepipe *tp)
+unsigned long long tracepipe_lost(const struct tracepipe *tp)
 {
 	return overruns(tp->tracefs) - tp->overrun0;
 }
 
-int tracepipe__open(struct tracepipe **out, const char *tracefs, __u32 magic)
+int tracepipe_open(struct tracepipe **out, const char *tracefs, __u32 magic)
 {
 	struct tracepipe *tp = calloc(1, sizeof(*tp));
 	char path[4200];
@@ -92,7 +92,7 @@ int tracepipe__open(struct tracepipe **out, const char *tracefs, __u32 magic)
 	return 0;
 }
 
-int tracepipe__fd(const struct tracepipe *tp)
+int tracepipe_fd(const struct tracepipe *tp)
 {
 	return tp->fd;
 }
@@ -133,7 +133,7 @@ static int parse_header(const char *line, struct tp_event *ev)
 	return 0;
 }
 
-int tracepipe__line(struct tracepipe *tp, const char *line, tp_event_fn fn,
+int tracepipe_line(struct tracepipe *tp, const char *line, tp_event_fn fn,
 		    void *ctx)
 {
 	struct tp_event hdr = {}, *ev;
@@ -176,7 +176,7 @@ int tracepipe__line(struct tracepipe *tp, const char *line, tp_event_fn fn,
 	return 0;
 }
 
-int tracepipe__read(struct tracepipe *tp, tp_event_fn fn, void *ctx)
+int tracepipe_read(struct tracepipe *tp, tp_event_fn fn, void *ctx)
 {
 	for (;;) {
 		ssize_t n = read(tp->fd, tp->buf + tp->len, sizeof(tp->buf) - tp->len - 1);
@@ -190,7 +190,7 @@ int tracepipe__read(struct tracepipe *tp, tp_event_fn fn, void *ctx)
 		tp->buf[tp->len] = 0;
 		for (line = tp->buf; (nl = strchr(line, '\n')); line = nl + 1) {
 			*nl = 0;
-			tracepipe__line(tp, line, fn, ctx);
+			tracepipe_line(tp, line, fn, ctx);
 		}
 		tp->len -= line - tp->buf;
 		memmove(tp->buf, line, tp->len);
@@ -199,7 +199,7 @@ int tracepipe__read(struct tracepipe *tp, tp_event_fn fn, void *ctx)
 	}
 }
 
-void tracepipe__free(struct tracepipe *tp)
+void tracepipe_free(struct tracepipe *tp)
 {
 	if (!tp)
 		return;

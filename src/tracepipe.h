@@ -30,18 +30,18 @@ struct tp_event {
 struct tracepipe;
 typedef void (*tp_event_fn)(const struct tp_event *ev, void *ctx);
 
-int tracepipe__open(struct tracepipe **out, const char *tracefs, __u32 magic);
-int tracepipe__fd(const struct tracepipe *tp);
+int tracepipe_open(struct tracepipe **out, const char *tracefs, __u32 magic);
+int tracepipe_fd(const struct tracepipe *tp);
 /* Reads what is there (never blocks); fn gets each event as it completes. */
-int tracepipe__read(struct tracepipe *tp, tp_event_fn fn, void *ctx);
+int tracepipe_read(struct tracepipe *tp, tp_event_fn fn, void *ctx);
 /* One line, for tests of the parser: returns 1 when it completed an event. */
-int tracepipe__line(struct tracepipe *tp, const char *line, tp_event_fn fn,
+int tracepipe_line(struct tracepipe *tp, const char *line, tp_event_fn fn,
 		    void *ctx);
 /*
  * Lines the trace buffer overwrote since we opened it (anyone's: it is
  * shared), which may include ours.
  */
-unsigned long long tracepipe__lost(const struct tracepipe *tp);
-void tracepipe__free(struct tracepipe *tp);
+unsigned long long tracepipe_lost(const struct tracepipe *tp);
+void tracepipe_free(struct tracepipe *tp);
 
 #endif

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT OR GPL-2.0
+// SPDX-License-Identifier: MIT
 #include "usdt.h"
 #include "elf_file.h"
 #include "vec.h"
@@ -87,7 +87,7 @@ static int parse_note(const struct elf_file *ef, const struct notes_ctx *c,
 		if (pr->semaphore)
 			pr->semaphore += delta;
 	}
-	if (elf_file__vaddr_to_offset(ef, pr->pc, &pr->pc_offset))
+	if (elf_file_vaddr_to_offset(ef, pr->pc, &pr->pc_offset))
 		pr->pc_offset = 0;
 	if (pr->semaphore &&
 	    section_offset(c->elf, pr->semaphore, &pr->sem_offset))
@@ -127,10 +127,10 @@ static int scan_section(const struct elf_file *ef, const struct notes_ctx *c,
 	return 0;
 }
 
-int usdt__probes(const struct elf_file *ef, struct usdt_probe **probes,
+int usdt_probes(const struct elf_file *ef, struct usdt_probe **probes,
 		 size_t *nr)
 {
-	struct notes_ctx c = { .elf = elf_file__elf(ef) };
+	struct notes_ctx c = { .elf = elf_file_elf(ef) };
 	struct usdt_probe *v = NULL;
 	size_t cap = 0, n = 0, shstrndx;
 	Elf_Scn *scn = NULL;

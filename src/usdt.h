@@ -1,10 +1,10 @@
-/* SPDX-License-Identifier: MIT OR GPL-2.0 */
+/* SPDX-License-Identifier: MIT */
 /*
  * USDT probes from a file's .note.stapsdt notes (owner "stapsdt", type 3),
  * as <sys/sdt.h> emits them.
  */
-#ifndef USDT_H
-#define USDT_H
+#ifndef SW_USDT_H
+#define SW_USDT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -32,7 +32,7 @@ struct usdt_probe {
  * *nr 0 when the file has none.  Returns 0, -ENOMEM, or -EINVAL when the
  * section names cannot be read.
  */
-int usdt__probes(const struct elf_file *ef, struct usdt_probe **probes,
+int usdt_probes(const struct elf_file *ef, struct usdt_probe **probes,
 		 size_t *nr);
 
-#endif /* USDT_H */
+#endif /* SW_USDT_H */

@@ -215,12 +215,12 @@ static int calibrate_shape(struct walker *w, int prog_fd,
 
 	err = reserve_attachment(w);
 	if (!err)
-		err = sw_calib_run(w->f, prog_fd, shape, w->natt, &cal,
+		err = calib_run(w->f, prog_fd, shape, w->natt, &cal,
 				   &w->att[w->natt]);
 	if (!err)
 		w->natt++;
 	if (!err)
-		err = walker__read(w, &s);
+		err = walker_read(w, &s);
 	if (err)
 		goto out;
 	err = -ENODATA;
@@ -233,7 +233,7 @@ static int calibrate_shape(struct walker *w, int prog_fd,
 		}
 	}
 out:
-	sw_stacks__free(&s);
+	walker_stacks_free(&s);
 	/* one at a time: the maps may have room for a single stack */
 	for (int i = 0; i < w->ncounts; i++)
 		clear_map(w->counts[i]);
@@ -290,7 +290,7 @@ static __u64 map_bytes(const struct walker *w)
 	return sum;
 }
 
-int walker__open(struct walker **out, const struct sw_features *f,
+int walker_open(struct walker **out, const struct sw_features *f,
 		 const struct walker_opts *o, const struct sw_targets *t,
 		 __u64 *need)
 {
@@ -359,7 +359,7 @@ int walker__open(struct walker **out, const struct sw_features *f,
 	*out = w;
 	return 0;
 fail:
-	walker__free(w);
+	walker_free(w);
 	return err;
 }
 
@@ -370,7 +370,7 @@ static int add_attachment(struct walker *w, int prog_fd,
 
 	if (err)
 		return err;
-	err = sw_attach(w->f, prog_fd, spec, w->natt, &w->att[w->natt]);
+	err = attach_probe(w->f, prog_fd, spec, w->natt, &w->att[w->natt]);
 	if (!err)
 		w->natt++;
 	return err;
@@ -487,7 +487,7 @@ static int attach_split(struct walker *w, struct sw_targets *t, size_t *ix,
 		return err;
 	if (n == 1) {
 		t0->attach_err = add_attachment(w, prog_fd, &t0->spec);
-		return sw_attach_target_err(t0->attach_err) ? 0 : t0->attach_err;
+		return attach_target_err(t0->attach_err) ? 0 : t0->attach_err;
 	}
 	m.offsets = calloc(n, sizeof(*m.offsets));
 	m.ref_ctr_offs = t0->spec.ref_ctr_off ? calloc(n, sizeof(*m.offsets)) : NULL;
@@ -499,7 +499,7 @@ static int attach_split(struct walker *w, struct sw_targets *t, size_t *ix,
 			m.ref_ctr_offs[i] = t->v[ix[i]].spec.ref_ctr_off;
 	}
 	if (!err)
-		err = sw_attach_multi(multi_fd, &m, &w->att[w->natt]);
+		err = attach_multi_probes(multi_fd, &m, &w->att[w->natt]);
 	free(m.offsets);
 	free(m.ref_ctr_offs);
 	if (!err) {
@@ -510,7 +510,7 @@ static int attach_split(struct walker *w, struct sw_targets *t, size_t *ix,
 			t->v[ix[i]].attach_err = 0;
 		return 0;
 	}
-	if (!sw_attach_target_err(err))
+	if (!attach_target_err(err))
 		return err;
 	err = attach_split(w, t, ix, n / 2, prog_fd, multi_fd);
 	return err ? err : attach_split(w, t, ix + n / 2, n - n / 2, prog_fd,
@@ -566,7 +566,7 @@ static int attach_multi(struct walker *w, struct sw_targets *t)
  * and the caller says which.  What is no fault of the target (memory,
  * file descriptors) fails them all; so does every target failing.
  */
-int walker__attach(struct walker *w, struct sw_targets *t,
+int walker_attach(struct walker *w, struct sw_targets *t,
 		   const struct sw_target **failed)
 {
 	const struct sw_target *first = NULL;
@@ -597,7 +597,7 @@ int walker__attach(struct walker *w, struct sw_targets *t,
 		}
 		if (!first)
 			first = tg;
-		if (t->n == 1 || !sw_attach_target_err(err)) {
+		if (t->n == 1 || !attach_target_err(err)) {
 			*failed = tg;
 			return err;
 		}
@@ -609,13 +609,13 @@ int walker__attach(struct walker *w, struct sw_targets *t,
 	return 0;
 }
 
-void walker__links(const struct walker *w, size_t *links, size_t *linked)
+void walker_links(const struct walker *w, size_t *links, size_t *linked)
 {
 	*links = w->nlinks;
 	*linked = w->nlinked;
 }
 
-int walker__follow(struct walker *w, pid_t pid)
+int walker_follow(struct walker *w, pid_t pid)
 {
 	struct sw_config c;
 	__u32 k = pid, zero = 0;
@@ -630,9 +630,9 @@ int walker__follow(struct walker *w, pid_t pid)
 	return bpf_map_update_elem(bpf_map__fd(w->config), &zero, &c, BPF_ANY) ? -errno : 0;
 }
 
-const char *walker__source(const struct walker *w)
+const char *walker_source(const struct walker *w)
 {
-	return sw_walker_source(w->d->name);
+	return sources_walker(w->d->name);
 }
 
 /* in the detaching child: nothing open but the perf events and @fd */
@@ -661,7 +661,7 @@ static void keep_only(const struct walker *w, int fd)
  * probe events (old kernels) are removed here, in order, as before: a run
  * must not leave one behind for anyone to see.
  */
-void walker__detach_async(struct walker *w)
+void walker_detach_async(struct walker *w)
 {
 	int go[2], null;
 	char c;
@@ -673,7 +673,7 @@ void walker__detach_async(struct walker *w)
 		return;
 	for (size_t i = 0; i < w->natt; i++) {
 		if (w->att[i].tracefs_event)
-			return;		/* detached in order by walker__free */
+			return;		/* detached in order by walker_free */
 		nopen += w->att[i].perf_fd >= 0;
 	}
 	if (!nopen)
@@ -714,16 +714,16 @@ void walker__detach_async(struct walker *w)
 	close(go[1]);
 }
 
-void walker__free(struct walker *w)
+void walker_free(struct walker *w)
 {
 	if (!w)
 		return;
 	perf_buffer__free(w->pb);
-	tracepipe__free(w->tp);
+	tracepipe_free(w->tp);
 	free(w->batch.v);
 	/* perf fds first: a tracefs event with users cannot be removed */
 	for (size_t i = w->natt; i-- > 0;)
-		sw_detach(w->f, &w->att[i]);
+		attach_remove(w->f, &w->att[i]);
 	free(w->att);
 	for (int i = 0; i < w->nclones; i++)
 		close(w->clones[i].multi_fd);

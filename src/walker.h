@@ -72,7 +72,7 @@ bool walker_can_follow(const struct sw_features *f);
  * -E2BIG when the maps storage sizes could grow past map_limit: then
  * *map_bytes says how far.
  */
-int walker__open(struct walker **out, const struct sw_features *f,
+int walker_open(struct walker **out, const struct sw_features *f,
 		 const struct walker_opts *o, const struct sw_targets *t,
 		 __u64 *map_bytes);
 /*
@@ -81,37 +81,37 @@ int walker__open(struct walker **out, const struct sw_features *f,
  * every target that is not skipped attached, or -errno; *failed is then
  * the target that failed, or NULL if none did (the follow probes).
  */
-int walker__attach(struct walker *w, struct sw_targets *t,
+int walker_attach(struct walker *w, struct sw_targets *t,
 		   const struct sw_target **failed);
 /* How many multi-probe links attached how many targets. */
-void walker__links(const struct walker *w, size_t *links, size_t *linked);
+void walker_links(const struct walker *w, size_t *links, size_t *linked);
 /* Trace the process pid (a -- COMMAND) and what it starts. */
-int walker__follow(struct walker *w, pid_t pid);
+int walker_follow(struct walker *w, pid_t pid);
 /* All stacks counted so far (cumulative). */
-int walker__read(struct walker *w, struct sw_stacks *out);
-int walker__lost(struct walker *w, __u64 lost[SW_LOST_NR]);
+int walker_read(struct walker *w, struct sw_stacks *out);
+int walker_lost(struct walker *w, __u64 lost[SW_LOST_NR]);
 /* fn hears the tgid of every stack counted so far, once or more each. */
-int walker__counted_tgids(struct walker *w, void (*fn)(void *ctx, __u32 tgid),
+int walker_counted_tgids(struct walker *w, void (*fn)(void *ctx, __u32 tgid),
 			  void *ctx);
 /* Stacks the last read showed without some of their frames (small keys). */
-__u64 walker__partial(const struct walker *w);
+__u64 walker_partial(const struct walker *w);
 /* trace_pipe delivery (4.1-4.3): lines the trace buffer overwrote unread. */
-__u64 walker__trace_lost(const struct walker *w);
+__u64 walker_trace_lost(const struct walker *w);
 /*
  * stacksnoop: deliver events to fn, in time order within each batch; the
  * buffer holds pages pages a CPU (perf), or trace_pipe is read (printk).
- * walker__events_fd is for poll(); walker__events_poll delivers what is in.
+ * walker_events_fd is for poll(); walker_events_poll delivers what is in.
  */
-int walker__events_open(struct walker *w, size_t pages, sw_event_fn fn,
+int walker_events_open(struct walker *w, size_t pages, sw_event_fn fn,
 			void *ctx);
-int walker__events_fd(const struct walker *w);
-int walker__events_poll(struct walker *w);
-const char *walker__source(const struct walker *w);
+int walker_events_fd(const struct walker *w);
+int walker_events_poll(struct walker *w);
+const char *walker_source(const struct walker *w);
 /* Detach without waiting for the kernel (see walker.c); then free. */
-void walker__detach_async(struct walker *w);
-void walker__free(struct walker *w);
+void walker_detach_async(struct walker *w);
+void walker_free(struct walker *w);
 
-void sw_stacks__clear(struct sw_stacks *s);
-void sw_stacks__free(struct sw_stacks *s);
+void walker_stacks_clear(struct sw_stacks *s);
+void walker_stacks_free(struct sw_stacks *s);
 
 #endif

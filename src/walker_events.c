@@ -140,27 +140,27 @@ static int by_time(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-int walker__events_open(struct walker *w, size_t pages, sw_event_fn fn,
+int walker_events_open(struct walker *w, size_t pages, sw_event_fn fn,
 			void *ctx)
 {
 	w->on_event = fn;
 	w->on_event_ctx = ctx;
 	if (w->o.sink == SINK_PRINTK)
-		return tracepipe__open(&w->tp, w->f->tracefs, w->magic);
+		return tracepipe_open(&w->tp, w->f->tracefs, w->magic);
 	w->pb = perf_buffer__new(bpf_map__fd(w->events), pages, on_sample,
 				 NULL, &w->batch, NULL);
 	return w->pb ? 0 : -errno;
 }
 
-int walker__events_fd(const struct walker *w)
+int walker_events_fd(const struct walker *w)
 {
 	if (w->tp)
-		return tracepipe__fd(w->tp);
+		return tracepipe_fd(w->tp);
 	return w->pb ? perf_buffer__epoll_fd(w->pb) : -1;
 }
 
 /* Everything now in the buffers, sorted by time: CPUs' buffers interleave. */
-int walker__events_poll(struct walker *w)
+int walker_events_poll(struct walker *w)
 {
 	struct batch *b = &w->batch;
 	int err;
@@ -169,7 +169,7 @@ int walker__events_poll(struct walker *w)
 	b->n = 0;
 	b->err = 0;
 	if (w->tp)
-		err = tracepipe__read(w->tp, on_trace_event, w);
+		err = tracepipe_read(w->tp, on_trace_event, w);
 	else
 		err = perf_buffer__consume(w->pb);
 	if (!err)
@@ -187,7 +187,7 @@ int walker__events_poll(struct walker *w)
 	return err;
 }
 
-__u64 walker__trace_lost(const struct walker *w)
+__u64 walker_trace_lost(const struct walker *w)
 {
-	return w->tp ? tracepipe__lost(w->tp) : 0;
+	return w->tp ? tracepipe_lost(w->tp) : 0;
 }

@@ -162,15 +162,15 @@ static int find_root(struct walker *w)
 	static const char *const names[] = { "ret_from_fork_asm", "ret_from_fork" };
 	const struct ksym *k = NULL;
 	struct ksyms *ks;
-	int err = ksyms__new(&ks, NULL);
+	int err = ksyms_new(&ks, NULL);
 
 	if (err)
 		return err;
 	for (size_t i = 0; i < 2 && !k; i++)
-		k = ksyms__get(ks, names[i]);
+		k = ksyms_get(ks, names[i]);
 	if (k)
 		w->root = (k->end - k->addr) << 32 | (__u32)k->addr;
-	ksyms__free(ks);
+	ksyms_free(ks);
 	return k ? 0 : -ENOENT;
 }
 

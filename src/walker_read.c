@@ -11,7 +11,7 @@
 #include "vec.h"
 #include "walker_int.h"
 
-int walker__lost(struct walker *w, __u64 lost[SW_LOST_NR])
+int walker_lost(struct walker *w, __u64 lost[SW_LOST_NR])
 {
 	for (__u32 i = 0; i < SW_LOST_NR; i++) {
 		lost[i] = 0;
@@ -21,12 +21,12 @@ int walker__lost(struct walker *w, __u64 lost[SW_LOST_NR])
 	return 0;
 }
 
-void sw_stacks__clear(struct sw_stacks *s)
+void walker_stacks_clear(struct sw_stacks *s)
 {
 	s->n = 0;
 }
 
-void sw_stacks__free(struct sw_stacks *s)
+void walker_stacks_free(struct sw_stacks *s)
 {
 	free(s->v);
 	free(s->frames);
@@ -166,7 +166,7 @@ static int read_counts(struct walker *w, struct bpf_map *m, struct sw_stacks *s,
 	return err;
 }
 
-int walker__counted_tgids(struct walker *w, void (*fn)(void *ctx, __u32 tgid),
+int walker_counted_tgids(struct walker *w, void (*fn)(void *ctx, __u32 tgid),
 			  void *ctx)
 {
 	for (int i = 0; i < w->ncounts; i++) {
@@ -189,7 +189,7 @@ int walker__counted_tgids(struct walker *w, void (*fn)(void *ctx, __u32 tgid),
 	return 0;
 }
 
-int walker__read(struct walker *w, struct sw_stacks *s)
+int walker_read(struct walker *w, struct sw_stacks *s)
 {
 	struct key_frames *f = malloc(sizeof(*f));
 	size_t fused = 0, fcap = 0;
@@ -212,7 +212,7 @@ int walker__read(struct walker *w, struct sw_stacks *s)
 	return err;
 }
 
-__u64 walker__partial(const struct walker *w)
+__u64 walker_partial(const struct walker *w)
 {
 	return w->partial;
 }

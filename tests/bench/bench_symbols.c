@@ -45,7 +45,7 @@ static int pick(const struct elf_sym *s, void *ctx)
 		return 0;
 	p->last = s->addr;
 	for (uint64_t at = 0; at < s->size && p->n < p->want; at += 4) {
-		if (elf_file__vaddr_to_offset(p->ef, s->addr + at, &off))
+		if (elf_file_vaddr_to_offset(p->ef, s->addr + at, &off))
 			return 0;
 		p->addrs[p->n++] = p->base + off;
 	}
@@ -69,7 +69,7 @@ static double run(struct symbolizer *sym, const unsigned long long *a, size_t n,
 	*named = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t i = 0; i < n; i++)
-		*named += !symbolizer__user(sym, PID, a[i], false, &r);
+		*named += !symbolizer_user(sym, PID, a[i], false, &r);
 	return ms_since(&t0);
 }
 
@@ -81,9 +81,9 @@ int main(void)
 	size_t total = 0, files = 0, named;
 	double cold, warm;
 
-	if (!addrs || procs__new(&procs) || symbolizer__new(&sym, procs))
+	if (!addrs || procs_new(&procs) || symbolizer_new(&sym, procs))
 		return 1;
-	procs__exec(procs, PID, "bench");
+	procs_exec(procs, PID, "bench");
 	for (size_t c = 0; c < sizeof(candidates) / sizeof(*candidates) && files < FILES; c++) {
 		char path[256];
 		struct elf_file *ef;
@@ -91,16 +91,16 @@ int main(void)
 		struct pick p;
 
 		snprintf(path, sizeof(path), "/usr/lib/x86_64-linux-gnu/%s", candidates[c]);
-		if (stat(path, &st) || elf_file__new(&ef, path))
+		if (stat(path, &st) || elf_file_new(&ef, path))
 			continue;
 		p = (struct pick){ ef, 0x100000000000ULL * (files + 1), addrs + total, 0,
 				   (FRAMES - total) / (FILES - files), 0 };
-		elf_file__find_syms(ef, pick, &p);
-		elf_file__free(ef);
+		elf_file_find_syms(ef, pick, &p);
+		elf_file_free(ef);
 		if (p.n < 100)
 			continue;
 		/* the whole file mapped at base: file offset = address - base */
-		procs__mmap(procs, PID, &(struct proc_map){
+		procs_mmap(procs, PID, &(struct proc_map){
 			.start = p.base, .end = p.base + st.st_size, .pgoff = 0,
 			.ino = st.st_ino, .maj = major(st.st_dev), .min = minor(st.st_dev),
 			.path = path, .exec = true });
@@ -115,8 +115,8 @@ int main(void)
 	       cold, total / cold * 1e3);
 	printf("symbols: warm                            %8.1f ms  %10.0f frames/s\n",
 	       warm, total / warm * 1e3);
-	symbolizer__free(sym);
-	procs__free(procs);
+	symbolizer_free(sym);
+	procs_free(procs);
 	free(addrs);
 	return named == total ? 0 : 1;
 }

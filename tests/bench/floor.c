@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: floor {count|stack} {tp CAT:EVENT|up BIN:FUNC} -- CMD...\n");
 		return 2;
 	}
-	if (sw_features_probe(&f, 0))
+	if (kfeatures_probe(&f, 0))
 		return 1;
 	where = strdup(argv[3]);
 	colon = strrchr(where, ':');
@@ -53,9 +53,9 @@ int main(int argc, char **argv)
 		struct elf_file *ef;
 		uint64_t off;
 
-		if (elf_file__new(&ef, where) ||
-		    !(sym = elf_file__sym_by_name(ef, colon + 1)) ||
-		    elf_file__vaddr_to_offset(ef, sym->addr, &off)) {
+		if (elf_file_new(&ef, where) ||
+		    !(sym = elf_file_sym_by_name(ef, colon + 1)) ||
+		    elf_file_vaddr_to_offset(ef, sym->addr, &off)) {
 			fprintf(stderr, "floor: no function %s in %s\n", colon + 1, where);
 			return 1;
 		}
@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 		spec.path = where;
 		spec.offset = off;
 	}
-	err = sw_attach(&f, bpf_program__fd(bpf_object__find_program_by_name(skel->obj, prog)),
+	err = attach_probe(&f, bpf_program__fd(bpf_object__find_program_by_name(skel->obj, prog)),
 			&spec, 0, &a);
 	if (err) {
 		fprintf(stderr, "floor: attach: %s\n", strerror(-err));
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	waitpid(pid, &status, 0);
-	sw_detach(&f, &a);
+	attach_remove(&f, &a);
 	floor_bpf__destroy(skel);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

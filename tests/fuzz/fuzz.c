@@ -115,18 +115,18 @@ static int visit(const struct elf_sym *s, void *ctx)
 
 	/* sym_at names something over every symbol's first byte */
 	if (s->addr + (s->size ? s->size : 1) > s->addr &&
-	    !elf_file__sym_at(w->ef, s->addr)) {
+	    !elf_file_sym_at(w->ef, s->addr)) {
 		fprintf(stderr, "fuzz: no symbol at 0x%llx, where %s is\n",
 			(unsigned long long)s->addr, s->name);
 		abort();
 	}
 	/* a linear search: once, not once a symbol */
-	if (!w->seen++ && !elf_file__sym_by_name(w->ef, s->name)) {
+	if (!w->seen++ && !elf_file_sym_by_name(w->ef, s->name)) {
 		fprintf(stderr, "fuzz: %s not found by its name\n", s->name);
 		abort();
 	}
-	if (!elf_file__vaddr_to_offset(w->ef, s->addr, &off))
-		elf_file__offset_to_vaddr(w->ef, off, &vaddr);
+	if (!elf_file_vaddr_to_offset(w->ef, s->addr, &off))
+		elf_file_offset_to_vaddr(w->ef, off, &vaddr);
 	untrusted_escape(name, sizeof(name), s->name);
 	return 0;
 }
@@ -140,12 +140,12 @@ static void use_elf(const struct elf_file *ef)
 	char buf[256];
 	size_t size, n;
 
-	elf_file__type(ef);
-	elf_file__build_id(ef, &id);
-	elf_file__whole(ef, &size);
-	elf_file__read(ef, size / 2, buf, sizeof(buf));
-	elf_file__find_syms(ef, visit, &w);
-	if (usdt__probes(ef, &probes, &n))
+	elf_file_type(ef);
+	elf_file_build_id(ef, &id);
+	elf_file_whole(ef, &size);
+	elf_file_read(ef, size / 2, buf, sizeof(buf));
+	elf_file_find_syms(ef, visit, &w);
+	if (usdt_probes(ef, &probes, &n))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		untrusted_escape(buf, sizeof(buf), probes[i].provider);
@@ -160,7 +160,7 @@ static int build_id_path(char *out, size_t len, const char *dir,
 			 const struct elf_file *ef)
 {
 	const uint8_t *id;
-	size_t n = elf_file__build_id(ef, &id), o;
+	size_t n = elf_file_build_id(ef, &id), o;
 
 	if (n < 2 || n > 64)
 		return -ENOENT;
@@ -176,10 +176,10 @@ static void open_elf(const char *path)
 	struct untrusted_skip sk = { 0 };
 	struct elf_file *ef;
 
-	if (elf_file__open(&ef, path, &sk))
+	if (elf_file_open(&ef, path, &sk))
 		return;
 	use_elf(ef);
-	elf_file__free(ef);
+	elf_file_free(ef);
 }
 
 static void elf_input(const uint8_t *p, size_t n, int how, mode_t mode)
@@ -205,7 +205,7 @@ static void elf_input(const uint8_t *p, size_t n, int how, mode_t mode)
 		put(debug, p + main_n, n - main_n, mode);
 	}
 	/* the debug file's path needs the build-id: a first open reads it */
-	if (how == 2 && !elf_file__new(&ef, path)) {
+	if (how == 2 && !elf_file_new(&ef, path)) {
 		if (!build_id_path(debug, sizeof(debug), dir, ef)) {
 			snprintf(idpath, sizeof(idpath), "%s/.build-id", dir);
 			snprintf(sub, sizeof(sub), "%.*s",
@@ -214,7 +214,7 @@ static void elf_input(const uint8_t *p, size_t n, int how, mode_t mode)
 			mkdir(sub, 0700);
 			put(debug, p + main_n, n - main_n, mode);
 		}
-		elf_file__free(ef);
+		elf_file_free(ef);
 	}
 	open_elf(path);
 	unlink(path);
@@ -233,7 +233,7 @@ static void find_all(struct perfmaps *m, const uint64_t *addrs, size_t n)
 	char buf[256];
 
 	for (size_t i = 0; i < n; i++) {
-		const char *name = perfmaps__find(m, getpid(), getuid(), addrs[i],
+		const char *name = perfmaps_find(m, getpid(), getuid(), addrs[i],
 						  &start, &sk);
 		if (name)
 			untrusted_escape(buf, sizeof(buf), name);
@@ -256,13 +256,13 @@ static void perf_map_input(const uint8_t *p, size_t n, mode_t mode)
 	snprintf(first, sizeof(first), "%.*s", (int)(n < 31 ? n : 31),
 		 (const char *)p);
 	addrs[0] = strtoull(first, NULL, 16);
-	if (perfmaps__new(&m))
+	if (perfmaps_new(&m))
 		abort();
 	put(path, p, n / 2, mode);
 	find_all(m, addrs, nr);
 	put(path, p, n, mode);
 	find_all(m, addrs, nr);
-	perfmaps__free(m);
+	perfmaps_free(m);
 	unlink(path);
 }
 

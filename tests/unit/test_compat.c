@@ -12,7 +12,7 @@ static void expect(const char *sig, const char *rel, const char *ver,
 		   unsigned a, unsigned b, unsigned c)
 {
 	__u32 code = 0;
-	int err = sw_version_of(sig, rel, ver, &code);
+	int err = kversion_of(sig, rel, ver, &code);
 
 	if (err || code != SW_KVERSION(a, b, c)) {
 		printf("not ok: %s | %s | %s -> %u.%u.%u (err %d), want %u.%u.%u\n",

@@ -8,7 +8,7 @@ static int passed, failed;
 
 static void expect(struct demangler *d, const char *mangled, const char *want)
 {
-	const char *got = demangler__name(d, mangled);
+	const char *got = demangler_name(d, mangled);
 
 	if (strcmp(got, want)) {
 		printf("not ok: %s -> %s, want %s\n", mangled, got, want);
@@ -23,7 +23,7 @@ int main(void)
 	struct demangler *d;
 	const char *once;
 
-	if (demangler__new(&d))
+	if (demangler_new(&d))
 		return 1;
 	expect(d, "_ZN7Monitor5IWaitEP6Threadl", "Monitor::IWait(Thread*, long)");
 	expect(d, "_ZN6shapes3BoxIiE4openEi", "shapes::Box<int>::open(int)");
@@ -39,11 +39,11 @@ int main(void)
 	expect(d, "_Znotmangled", "_Znotmangled");
 	/* one demangling per name: the same pointer comes back */
 	once = "_ZN6shapes5twiceEi";
-	if (demangler__name(d, once) != demangler__name(d, once)) {
+	if (demangler_name(d, once) != demangler_name(d, once)) {
 		printf("not ok: demangled twice\n");
 		failed++;
 	}
-	demangler__free(d);
+	demangler_free(d);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -181,7 +181,7 @@ static double now_ms(void)
 
 static const char *name_at(const struct elf_file *ef, uint64_t vaddr)
 {
-	const struct elf_sym *s = elf_file__sym_at(ef, vaddr);
+	const struct elf_sym *s = elf_file_sym_at(ef, vaddr);
 
 	return s ? s->name : "(none)";
 }
@@ -205,57 +205,57 @@ static void test_elf(const char *path, int type)
 	int err, n = 0;
 
 	printf("# elf_file: %s\n", path);
-	err = elf_file__new(&ef, path);
+	err = elf_file_new(&ef, path);
 	CHECK(!err, "open %s: %d", path, err);
 	if (err)
 		return;
-	CHECK(elf_file__type(ef) == type, "e_type %d", elf_file__type(ef));
-	CHECK(elf_file__build_id(ef, &id) == 20, "build-id size");
+	CHECK(elf_file_type(ef) == type, "e_type %d", elf_file_type(ef));
+	CHECK(elf_file_build_id(ef, &id) == 20, "build-id size");
 
-	a = elf_file__sym_by_name(ef, "fx_alpha");
+	a = elf_file_sym_by_name(ef, "fx_alpha");
 	CHECK(a && a->size > 0, "fx_alpha present and sized");
 	if (a) {
-		CHECK(elf_file__sym_at(ef, a->addr) == a, "start");
-		CHECK(elf_file__sym_at(ef, a->addr + a->size - 1) == a, "last");
+		CHECK(elf_file_sym_at(ef, a->addr) == a, "start");
+		CHECK(elf_file_sym_at(ef, a->addr + a->size - 1) == a, "last");
 		CHECK(!streq(name_at(ef, a->addr + a->size), "fx_alpha"),
 		      "past the end");
-		CHECK(!elf_file__vaddr_to_offset(ef, a->addr, &off) &&
-		      !elf_file__offset_to_vaddr(ef, off, &va) && va == a->addr,
+		CHECK(!elf_file_vaddr_to_offset(ef, a->addr, &off) &&
+		      !elf_file_offset_to_vaddr(ef, off, &va) && va == a->addr,
 		      "vaddr <-> offset round trip");
 	}
 	/* -rdynamic: in .symtab and .dynsym, listed once */
-	elf_file__find_syms(ef, count_cb, &n);
+	elf_file_find_syms(ef, count_cb, &n);
 	CHECK(n == 1, "fx_alpha listed %d times", n);
 
-	a = elf_file__sym_by_name(ef, "fx_asm_a");
-	b = elf_file__sym_by_name(ef, "fx_asm_b");
-	c = elf_file__sym_by_name(ef, "fx_asm_c");
+	a = elf_file_sym_by_name(ef, "fx_asm_a");
+	b = elf_file_sym_by_name(ef, "fx_asm_b");
+	c = elf_file_sym_by_name(ef, "fx_asm_c");
 	CHECK(a && b && c, "asm symbols");
 	if (!a || !b || !c)
 		goto out;
 	CHECK(a->size == 3 && b->addr == a->addr + 16, "asm layout");
-	CHECK(!elf_file__sym_at(ef, a->addr + 3) &&
-	      !elf_file__sym_at(ef, a->addr + 15), "gap between functions");
+	CHECK(!elf_file_sym_at(ef, a->addr + 3) &&
+	      !elf_file_sym_at(ef, a->addr + 15), "gap between functions");
 	CHECK(b->size == 6 && c->addr == b->addr + 6, "call is b's last insn");
-	CHECK(!elf_file__vaddr_to_offset(ef, c->addr - 5, &off) &&
-	      elf_file__read(ef, off, code, 1) == 1 && code[0] == 0xe8,
+	CHECK(!elf_file_vaddr_to_offset(ef, c->addr - 5, &off) &&
+	      elf_file_read(ef, off, code, 1) == 1 && code[0] == 0xe8,
 	      "read the call opcode: %02x", code[0]);
 
-	s = elf_file__sym_by_name(ef, "fx_asm_notype");
+	s = elf_file_sym_by_name(ef, "fx_asm_notype");
 	CHECK(s && s->size == 2, "sized NOTYPE in text kept");
-	CHECK(!elf_file__sym_by_name(ef, "fx_asm_notype0"),
+	CHECK(!elf_file_sym_by_name(ef, "fx_asm_notype0"),
 	      "unsized NOTYPE dropped");
 	if (s)
-		CHECK(!elf_file__sym_at(ef, s->addr + 2), "NOTYPE0 address");
+		CHECK(!elf_file_sym_at(ef, s->addr + 2), "NOTYPE0 address");
 
-	s = elf_file__sym_by_name(ef, "fx_asm_zero");
+	s = elf_file_sym_by_name(ef, "fx_asm_zero");
 	CHECK(s && s->size == 0, "zero-size FUNC kept");
 	if (s) {
-		CHECK(elf_file__sym_at(ef, s->addr) == s, "zero-size: exact");
-		CHECK(!elf_file__sym_at(ef, s->addr + 1), "zero-size: not +1");
+		CHECK(elf_file_sym_at(ef, s->addr) == s, "zero-size: exact");
+		CHECK(!elf_file_sym_at(ef, s->addr + 1), "zero-size: not +1");
 	}
 
-	s = elf_file__sym_by_name(ef, "fx_asm_outer");
+	s = elf_file_sym_by_name(ef, "fx_asm_outer");
 	CHECK(s && s->size == 6, "outer");
 	if (s) {
 		CHECK(streq(name_at(ef, s->addr + 1), "fx_asm_outer"), "o+1");
@@ -267,13 +267,13 @@ static void test_elf(const char *path, int type)
 		CHECK(streq(name_at(ef, s->addr + 5), "fx_asm_outer"), "o+5");
 	}
 
-	s = elf_file__sym_by_name(ef, "__fx_asm_alias_impl");
+	s = elf_file_sym_by_name(ef, "__fx_asm_alias_impl");
 	CHECK(s != NULL, "local alias listed");
 	if (s)
 		CHECK(streq(name_at(ef, s->addr), "fx_asm_alias"),
 		      "global alias preferred: %s", name_at(ef, s->addr));
 out:
-	elf_file__free(ef);
+	elf_file_free(ef);
 }
 
 static void test_elf_libc(void)
@@ -286,19 +286,19 @@ static void test_elf_libc(void)
 	FILE *f;
 
 	printf("# elf_file: libc (stripped: .dynsym only)\n");
-	CHECK(!libpath__resolve("c", 0, path, sizeof(path)), "find libc");
-	if (elf_file__new(&ef, path)) {
+	CHECK(!libpath_resolve("c", 0, path, sizeof(path)), "find libc");
+	if (elf_file_new(&ef, path)) {
 		CHECK(0, "open %s", path);
 		return;
 	}
-	CHECK(elf_file__type(ef) == ET_DYN, "libc is ET_DYN");
-	m = elf_file__sym_by_name(ef, "malloc");
+	CHECK(elf_file_type(ef) == ET_DYN, "libc is ET_DYN");
+	m = elf_file_sym_by_name(ef, "malloc");
 	CHECK(m && m->size, "malloc in .dynsym");
 	if (m)
 		CHECK(streq(name_at(ef, m->addr + 1), "malloc"),
 		      "malloc over __libc_malloc: %s", name_at(ef, m->addr));
 
-	n = elf_file__build_id(ef, &id);
+	n = elf_file_build_id(ef, &id);
 	for (i = 0; i < n && i < 31; i++)
 		sprintf(got + 2 * i, "%02x", id[i]);
 	snprintf(line, sizeof(line), "readelf -n '%s' 2>/dev/null", path);
@@ -310,7 +310,7 @@ static void test_elf_libc(void)
 		pclose(f);
 	if (want[0])
 		CHECK(streq(got, want), "build-id %s vs readelf %s", got, want);
-	elf_file__free(ef);
+	elf_file_free(ef);
 }
 
 /* ----------------------------------------------------------------- usdt */
@@ -350,8 +350,8 @@ static void test_usdt_prelinked(const char *path, const struct usdt_probe *want)
 		goto out;
 	}
 	close(fd);
-	if (!elf_file__new(&ef, tmp)) {
-		usdt__probes(ef, &p, &n);
+	if (!elf_file_new(&ef, tmp)) {
+		usdt_probes(ef, &p, &n);
 		for (i = 0; i < n; i++)
 			if (streq(p[i].name, want->name))
 				break;
@@ -361,7 +361,7 @@ static void test_usdt_prelinked(const char *path, const struct usdt_probe *want)
 		      p[i].sem_offset == want->sem_offset,
 		      "prelinked note adjusted back");
 		free(p);
-		elf_file__free(ef);
+		elf_file_free(ef);
 	}
 	unlink(tmp);
 out:
@@ -378,11 +378,11 @@ static void test_usdt(const char *path)
 	size_t n = 0, i;
 
 	printf("# usdt: %s\n", path);
-	if (elf_file__new(&ef, path)) {
+	if (elf_file_new(&ef, path)) {
 		CHECK(0, "open %s", path);
 		return;
 	}
-	CHECK(!usdt__probes(ef, &p, &n), "parse notes");
+	CHECK(!usdt_probes(ef, &p, &n), "parse notes");
 	for (i = 0; i < n; i++) {
 		printf("#   %s:%s pc=%#" PRIx64 " off=%#" PRIx64
 		       " sem=%#" PRIx64 "/%#" PRIx64 " args='%s'\n",
@@ -398,14 +398,14 @@ static void test_usdt(const char *path)
 		CHECK(!plain->semaphore && !plain->sem_offset, "no semaphore");
 		CHECK(streq(plain->args, ""), "no arguments");
 		CHECK(streq(name_at(ef, plain->pc), "fx_alpha"), "in fx_alpha");
-		CHECK(elf_file__read(ef, plain->pc_offset, b, 1) == 1 &&
+		CHECK(elf_file_read(ef, plain->pc_offset, b, 1) == 1 &&
 		      b[0] == 0x90, "a nop at the probe's offset");
 	}
 	if (sem) {
 		CHECK(sem->semaphore && sem->sem_offset, "has a semaphore");
-		CHECK(!elf_file__vaddr_to_offset(ef, sem->semaphore, &off) &&
+		CHECK(!elf_file_vaddr_to_offset(ef, sem->semaphore, &off) &&
 		      off == sem->sem_offset, "section and PT_LOAD agree");
-		CHECK(elf_file__read(ef, sem->sem_offset, b, 2) == 2 &&
+		CHECK(elf_file_read(ef, sem->sem_offset, b, 2) == 2 &&
 		      !b[0] && !b[1], "semaphore starts at 0");
 		CHECK(strchr(sem->args, '@') != NULL, "one argument: %s",
 		      sem->args);
@@ -414,14 +414,14 @@ static void test_usdt(const char *path)
 	if (sem)
 		test_usdt_prelinked(path, sem);
 	free(p);
-	elf_file__free(ef);
+	elf_file_free(ef);
 }
 
 /* ---------------------------------------------------------------- ksyms */
 
 static const char *ksym_name(struct ksyms *ks, uint64_t addr)
 {
-	const struct ksym *k = ksyms__find(ks, addr);
+	const struct ksym *k = ksyms_find(ks, addr);
 
 	return k ? k->name : "(none)";
 }
@@ -457,7 +457,7 @@ static void test_ksyms_synthetic(void)
 		return;
 	}
 	close(fd);
-	CHECK(!ksyms__new(&ks, path), "load");
+	CHECK(!ksyms_new(&ks, path), "load");
 	if (ks) {
 		CHECK(streq(ksym_name(ks, 0xfff), "(none)"), "below all");
 		CHECK(streq(ksym_name(ks, 0x1000), "startup"), "not the marker");
@@ -467,7 +467,7 @@ static void test_ksyms_synthetic(void)
 		CHECK(streq(ksym_name(ks, 0x1fff), "(none)"), "between");
 		CHECK(streq(ksym_name(ks, 0x20ff), "init_a"), "init text");
 		CHECK(streq(ksym_name(ks, 0x2100), "(none)"), "_einittext");
-		k = ksyms__find(ks, 0xffffffffc0000150);
+		k = ksyms_find(ks, 0xffffffffc0000150);
 		CHECK(k && streq(k->name, "mod_b") && streq(k->module, "mymod")
 		      && k->addr == 0xffffffffc0000100, "module symbol");
 		CHECK(streq(ksym_name(ks, 0xffffffffc0000100 + 4095), "mod_b"),
@@ -478,18 +478,18 @@ static void test_ksyms_synthetic(void)
 		      "next module");
 		CHECK(streq(ksym_name(ks, 0xffffffffc0100000 + 5000), "(none)"),
 		      "last symbol bounded");
-		k = ksyms__get(ks, "mod_a");
+		k = ksyms_get(ks, "mod_a");
 		CHECK(k && streq(k->module, "mymod"), "get by name");
-		CHECK(!ksyms__get(ks, "mod_data"), "data skipped");
-		k = ksyms__get(ks, "func_b");
+		CHECK(!ksyms_get(ks, "mod_data"), "data skipped");
+		k = ksyms_get(ks, "func_b");
 		CHECK(k && !k->module && k->addr == 0x1200, "core by name");
-		ksyms__free(ks);
+		ksyms_free(ks);
 	}
 
 	fd = open(path, O_WRONLY | O_TRUNC);
 	if (fd >= 0 && write(fd, zeros, strlen(zeros)) > 0) {
 		close(fd);
-		CHECK(ksyms__new(&ks, path) == -EPERM, "hidden addresses");
+		CHECK(ksyms_new(&ks, path) == -EPERM, "hidden addresses");
 	}
 	unlink(path);
 }
@@ -523,28 +523,28 @@ static void test_ksyms_real(void)
 
 	printf("# ksyms: /proc/kallsyms\n");
 	t = now_ms();
-	err = ksyms__new(&ks, NULL);
+	err = ksyms_new(&ks, NULL);
 	t = now_ms() - t;
 	CHECK(!err, "load /proc/kallsyms: %d", err);
 	if (err)
 		return;
 	printf("#   loaded in %.1f ms\n", t);
-	s = ksyms__get(ks, "schedule");
+	s = ksyms_get(ks, "schedule");
 	CHECK(s && !s->module, "schedule by name");
 	if (s) {
-		k = ksyms__find(ks, s->addr);
+		k = ksyms_find(ks, s->addr);
 		CHECK(k == s, "schedule by address");
-		k = ksyms__find(ks, s->end - 1);
+		k = ksyms_find(ks, s->end - 1);
 		CHECK(k == s, "last byte of schedule");
-		CHECK(ksyms__find(ks, s->end) != s, "past schedule");
+		CHECK(ksyms_find(ks, s->end) != s, "past schedule");
 	}
-	k = ksyms__get(ks, "_etext");
-	CHECK(k && !ksyms__find(ks, k->addr), "_etext ends core text");
+	k = ksyms_get(ks, "_etext");
+	CHECK(k && !ksyms_find(ks, k->addr), "_etext ends core text");
 	if (k)
-		CHECK(ksyms__find(ks, k->addr - 1) != NULL, "before _etext");
+		CHECK(ksyms_find(ks, k->addr - 1) != NULL, "before _etext");
 
 	if (first_module_sym(&maddr, mname, mmod)) {
-		k = ksyms__find(ks, maddr);
+		k = ksyms_find(ks, maddr);
 		CHECK(k && streq(k->module, mmod) && k->addr == maddr,
 		      "module symbol %s [%s]", mname, mmod);
 		if (k)
@@ -554,20 +554,20 @@ static void test_ksyms_real(void)
 		printf("#   no module symbols loaded: skipped\n");
 	}
 
-	CHECK(!symbolizer__new(&sym, NULL), "symbolizer");
+	CHECK(!symbolizer_new(&sym, NULL), "symbolizer");
 	if (s && sym) {
-		CHECK(!symbolizer__kernel(sym, s->addr + 4, false, &r) &&
+		CHECK(!symbolizer_kernel(sym, s->addr + 4, false, &r) &&
 		      streq(r.name, "schedule") && r.offset == 4 && !r.module,
 		      "symbolizer: schedule+4");
 		/* a call ending schedule returns to the next symbol */
-		CHECK(!symbolizer__kernel(sym, s->end, true, &r) &&
+		CHECK(!symbolizer_kernel(sym, s->end, true, &r) &&
 		      streq(r.name, "schedule") &&
 		      r.offset == s->end - s->addr, "return address");
-		err = symbolizer__kernel(sym, s->end, false, &r);
+		err = symbolizer_kernel(sym, s->end, false, &r);
 		CHECK(!streq(r.name, "schedule"), "not a return address");
 	}
-	symbolizer__free(sym);
-	ksyms__free(ks);
+	symbolizer_free(sym);
+	ksyms_free(ks);
 }
 
 /* ---------------------------------------------------------------- procs */
@@ -580,46 +580,46 @@ static void test_procs(void)
 	struct procs *p;
 
 	printf("# procs\n");
-	CHECK(!procs__new(&p), "new");
+	CHECK(!procs_new(&p), "new");
 	if (!p)
 		return;
 	m.start = 0x1000, m.end = 0x2000, m.path = "/bin/a";
-	procs__mmap(p, 100, &m);
+	procs_mmap(p, 100, &m);
 	m.start = 0x8000, m.end = 0x9000, m.path = "/lib/a2";
-	procs__mmap(p, 100, &m);
-	procs__set_comm(p, 100, "a");
-	CHECK(!procs__fork(p, 200, 100), "fork");
-	f = procs__find(p, 200, 0x1800);
+	procs_mmap(p, 100, &m);
+	procs_set_comm(p, 100, "a");
+	CHECK(!procs_fork(p, 200, 100), "fork");
+	f = procs_find(p, 200, 0x1800);
 	CHECK(f && streq(f->path, "/bin/a"), "child inherits");
-	CHECK(streq(procs__comm(p, 200), "a"), "child comm");
+	CHECK(streq(procs_comm(p, 200), "a"), "child comm");
 
-	procs__exec(p, 200, "b-with-a-very-long-name");
-	CHECK(streq(procs__comm(p, 200), "b-with-a-very-l"), "comm cut");
+	procs_exec(p, 200, "b-with-a-very-long-name");
+	CHECK(streq(procs_comm(p, 200), "b-with-a-very-l"), "comm cut");
 	m.start = 0x1000, m.end = 0x3000, m.path = "/bin/b", m.pgoff = 0x10;
-	procs__mmap(p, 200, &m);
-	f = procs__find(p, 200, 0x1800);
+	procs_mmap(p, 200, &m);
+	f = procs_find(p, 200, 0x1800);
 	CHECK(f && streq(f->path, "/bin/b") && f->gen == 1 &&
 	      f->pgoff == 0x10, "newest generation wins");
-	g = procs__find(p, 200, 0x8800);
+	g = procs_find(p, 200, 0x8800);
 	CHECK(g && streq(g->path, "/lib/a2") && g->gen == 0,
 	      "older generation still answers where the newer has nothing");
-	f = procs__find(p, 100, 0x1800);
+	f = procs_find(p, 100, 0x1800);
 	CHECK(f && streq(f->path, "/bin/a"), "parent unchanged");
 	m.start = 0x1800, m.end = 0x1900, m.path = "/lib/late";
-	procs__mmap(p, 200, &m);
-	f = procs__find(p, 200, 0x1850);
+	procs_mmap(p, 200, &m);
+	f = procs_find(p, 200, 0x1850);
 	CHECK(f && streq(f->path, "/lib/late"), "later mmap over a range");
-	procs__exit(p, 200);
-	CHECK(!procs__alive(p, 200) && procs__alive(p, 100), "exit");
-	f = procs__find(p, 200, 0x2800);
+	procs_exit(p, 200);
+	CHECK(!procs_alive(p, 200) && procs_alive(p, 100), "exit");
+	f = procs_find(p, 200, 0x2800);
 	CHECK(f && streq(f->path, "/bin/b"), "kept after exit");
-	CHECK(!procs__find(p, 300, 0x1000) && !procs__comm(p, 300), "unknown");
+	CHECK(!procs_find(p, 300, 0x1000) && !procs_comm(p, 300), "unknown");
 
-	CHECK(!procs__load(p, getpid()), "load self");
-	f = procs__find(p, getpid(), (uint64_t)(uintptr_t)test_procs);
+	CHECK(!procs_load(p, getpid()), "load self");
+	f = procs_find(p, getpid(), (uint64_t)(uintptr_t)test_procs);
 	CHECK(realpath("/proc/self/exe", self) && f && streq(f->path, self) &&
 	      f->exec, "own text: %s", f ? f->path : "(none)");
-	procs__free(p);
+	procs_free(p);
 }
 
 /* -------------------------------------------------------------- libpath */
@@ -629,26 +629,26 @@ static void test_libpath(void)
 	char buf[PATH_MAX];
 
 	printf("# libpath\n");
-	CHECK(!libpath__resolve("c", 0, buf, sizeof(buf)) &&
+	CHECK(!libpath_resolve("c", 0, buf, sizeof(buf)) &&
 	      streq(base_name(buf), "libc.so.6"), "c -> %s", buf);
 	printf("#   c -> %s\n", buf);
-	CHECK(!libpath__resolve("pthread", 0, buf, sizeof(buf)) &&
+	CHECK(!libpath_resolve("pthread", 0, buf, sizeof(buf)) &&
 	      !strncmp(base_name(buf), "libpthread.so", 13),
 	      "pthread -> %s", buf);
 	printf("#   pthread -> %s\n", buf);
-	CHECK(!libpath__resolve("libc.so.6", 0, buf, sizeof(buf)) &&
+	CHECK(!libpath_resolve("libc.so.6", 0, buf, sizeof(buf)) &&
 	      streq(base_name(buf), "libc.so.6"), "exact soname");
-	CHECK(!libpath__resolve("libz", 0, buf, sizeof(buf)) &&
+	CHECK(!libpath_resolve("libz", 0, buf, sizeof(buf)) &&
 	      !strncmp(base_name(buf), "libz.so", 7), "libz -> %s", buf);
-	CHECK(!libpath__resolve("sh", 0, buf, sizeof(buf)) &&
+	CHECK(!libpath_resolve("sh", 0, buf, sizeof(buf)) &&
 	      buf[0] == '/', "sh on $PATH -> %s", buf);
-	CHECK(!libpath__resolve("/proc/self/exe", 0, buf, sizeof(buf)) &&
+	CHECK(!libpath_resolve("/proc/self/exe", 0, buf, sizeof(buf)) &&
 	      buf[0] == '/' && !strstr(buf, "/proc/"), "a path: realpath");
-	CHECK(libpath__resolve("./no/such/file", 0, buf, sizeof(buf)) ==
+	CHECK(libpath_resolve("./no/such/file", 0, buf, sizeof(buf)) ==
 	      -ENOENT, "missing path");
-	CHECK(libpath__resolve("zzz_no_such_lib", 0, buf, sizeof(buf)) ==
+	CHECK(libpath_resolve("zzz_no_such_lib", 0, buf, sizeof(buf)) ==
 	      -ENOENT, "missing library");
-	CHECK(libpath__resolve("c", 0, buf, 4) == -ENAMETOOLONG, "short buf");
+	CHECK(libpath_resolve("c", 0, buf, 4) == -ENAMETOOLONG, "short buf");
 }
 
 /* ------------------------------------------------- sideband + symbolize */
@@ -704,30 +704,30 @@ static void check_child(struct symbolizer *s, const struct child *c,
 	struct sym_result r;
 	int err;
 
-	err = symbolizer__user(s, c->pid, c->alpha, false, &r);
+	err = symbolizer_user(s, c->pid, c->alpha, false, &r);
 	CHECK(!err && streq(r.name, "fx_alpha") && !r.offset &&
 	      streq(r.module, base_name(path)), "%s: fx_alpha: %d %s %s", how,
 	      err, r.name, r.module);
-	err = symbolizer__user(s, c->pid, c->alpha + 2, true, &r);
+	err = symbolizer_user(s, c->pid, c->alpha + 2, true, &r);
 	CHECK(!err && streq(r.name, "fx_alpha") && r.offset == 2,
 	      "%s: fx_alpha+2 as a return address", how);
-	err = symbolizer__user(s, c->pid, c->zv, false, &r);
+	err = symbolizer_user(s, c->pid, c->zv, false, &r);
 	CHECK(!err && streq(r.name, "zlibVersion") &&
 	      !strncmp(r.module, "libz.so", 7), "%s: libz: %d %s %s", how,
 	      err, r.name, r.module);
 	/* fx_asm_b ends in a call, and fx_asm_c starts right after it */
-	err = symbolizer__user(s, c->pid, c->asm_c, true, &r);
+	err = symbolizer_user(s, c->pid, c->asm_c, true, &r);
 	CHECK(!err && streq(r.name, "fx_asm_b") && r.offset == 6,
 	      "%s: return address names the caller: %s+%" PRIu64, how,
 	      r.name, r.offset);
-	err = symbolizer__user(s, c->pid, c->asm_c, false, &r);
+	err = symbolizer_user(s, c->pid, c->asm_c, false, &r);
 	CHECK(!err && streq(r.name, "fx_asm_c") && !r.offset,
 	      "%s: same address, not a return address", how);
-	err = symbolizer__user(s, c->pid, c->asm_a + 5, false, &r);
+	err = symbolizer_user(s, c->pid, c->asm_a + 5, false, &r);
 	CHECK(err == -ENOENT && !r.name && streq(r.module, base_name(path)),
 	      "%s: between functions: unknown (%s+%#" PRIx64 ")", how,
 	      r.module, r.module_offset);
-	err = symbolizer__user(s, c->pid, 0x10, false, &r);
+	err = symbolizer_user(s, c->pid, 0x10, false, &r);
 	CHECK(err == -ENOENT && !r.name && !r.module, "%s: unmapped", how);
 }
 
@@ -742,16 +742,16 @@ static void test_live(const char *path)
 	int err, n;
 
 	printf("# sideband + symbolizer: %s\n", path);
-	if (procs__new(&p1) || procs__new(&p2) ||
-	    symbolizer__new(&s1, p1) || symbolizer__new(&s2, p2)) {
+	if (procs_new(&p1) || procs_new(&p2) ||
+	    symbolizer_new(&s1, p1) || symbolizer_new(&s2, p2)) {
 		CHECK(0, "setup");
 		goto out;
 	}
-	err = sideband__open(p1, &sb, 0);
-	CHECK(!err, "sideband__open: %d", err);
+	err = sideband_open(p1, &sb, 0);
+	CHECK(!err, "sideband_open: %d", err);
 	if (err)
 		goto out;
-	CHECK(sideband__fds(sb, &fds) == sysconf(_SC_NPROCESSORS_ONLN) &&
+	CHECK(sideband_fds(sb, &fds) == sysconf(_SC_NPROCESSORS_ONLN) &&
 	      fds[0] >= 0, "one fd per CPU");
 
 	err = start_child(path, &c);
@@ -760,30 +760,30 @@ static void test_live(const char *path)
 		goto out;
 
 	/* alive: the /proc view */
-	CHECK(!libpath__resolve("z", c.pid, buf, sizeof(buf)) &&
+	CHECK(!libpath_resolve("z", c.pid, buf, sizeof(buf)) &&
 	      strstr(buf, "libz.so"), "libpath through maps: %s", buf);
-	CHECK(!procs__load(p2, c.pid), "procs__load");
+	CHECK(!procs_load(p2, c.pid), "procs_load");
 	check_child(s2, &c, path, "live");
 
 	stop_child(&c);
 	/* dead: only what the sideband saw */
-	n = sideband__drain(sb);
+	n = sideband_drain(sb);
 	CHECK(n > 0, "drained %d records", n);
-	printf("#   %d records, %" PRIu64 " lost\n", n, sideband__lost(sb));
-	CHECK(!procs__alive(p1, c.pid), "seen exiting");
-	CHECK(streq(procs__comm(p1, c.pid), base_name(path)), "comm %s",
-	      procs__comm(p1, c.pid));
+	printf("#   %d records, %" PRIu64 " lost\n", n, sideband_lost(sb));
+	CHECK(!procs_alive(p1, c.pid), "seen exiting");
+	CHECK(streq(procs_comm(p1, c.pid), base_name(path)), "comm %s",
+	      procs_comm(p1, c.pid));
 	CHECK(realpath(path, real) &&
-	      procs__find(p1, c.pid, c.alpha) &&
-	      streq(procs__find(p1, c.pid, c.alpha)->path, real),
+	      procs_find(p1, c.pid, c.alpha) &&
+	      streq(procs_find(p1, c.pid, c.alpha)->path, real),
 	      "exec mapping recorded");
 	check_child(s1, &c, path, "exited");
 out:
-	sideband__free(sb);
-	symbolizer__free(s1);
-	symbolizer__free(s2);
-	procs__free(p1);
-	procs__free(p2);
+	sideband_free(sb);
+	symbolizer_free(s1);
+	symbolizer_free(s2);
+	procs_free(p1);
+	procs_free(p2);
 }
 
 /* Small rings: records wrap around the end, and overflow counts as lost. */
@@ -797,21 +797,21 @@ static void test_small_ring(const char *path)
 	int i, ok = 0, runs = 24;
 
 	printf("# sideband: one-page rings\n");
-	if (procs__new(&p) || symbolizer__new(&s, p) ||
-	    sideband__open(p, &sb, 1)) {
+	if (procs_new(&p) || symbolizer_new(&s, p) ||
+	    sideband_open(p, &sb, 1)) {
 		CHECK(0, "setup");
 		goto out;
 	}
-	CHECK(sideband__open(p, &(struct sideband *){ NULL }, 3) == -EINVAL,
+	CHECK(sideband_open(p, &(struct sideband *){ NULL }, 3) == -EINVAL,
 	      "pages must be a power of two");
 	/* each run leaves ~700 bytes of records: many trips round 4 KiB */
 	for (i = 0; i < runs; i++) {
 		if (start_child(path, &c))
 			break;
 		stop_child(&c);
-		if (sideband__drain(sb) < 0)
+		if (sideband_drain(sb) < 0)
 			break;
-		ok += !symbolizer__user(s, c.pid, c.alpha, false, &r) &&
+		ok += !symbolizer_user(s, c.pid, c.alpha, false, &r) &&
 		      streq(r.name, "fx_alpha");
 	}
 	CHECK(ok == runs, "%d of %d runs named after wrapping", ok, runs);
@@ -826,25 +826,25 @@ static void test_small_ring(const char *path)
 		}
 		waitpid(pid, NULL, 0);
 	}
-	CHECK(sideband__drain(sb) > 0, "drain a full ring");
+	CHECK(sideband_drain(sb) > 0, "drain a full ring");
 	/*
 	 * The kernel writes its LOST record only once space is free again,
 	 * before the next record: make some.
 	 */
-	for (i = 0; i < 100 && !sideband__lost(sb); i++) {
+	for (i = 0; i < 100 && !sideband_lost(sb); i++) {
 		pid_t pid = fork();
 
 		if (!pid)
 			_exit(0);
 		waitpid(pid, NULL, 0);
-		sideband__drain(sb);
+		sideband_drain(sb);
 	}
-	CHECK(sideband__lost(sb) > 0, "lost records counted");
-	printf("#   %" PRIu64 " lost\n", sideband__lost(sb));
+	CHECK(sideband_lost(sb) > 0, "lost records counted");
+	printf("#   %" PRIu64 " lost\n", sideband_lost(sb));
 out:
-	sideband__free(sb);
-	symbolizer__free(s);
-	procs__free(p);
+	sideband_free(sb);
+	symbolizer_free(s);
+	procs_free(p);
 }
 
 static int copy_file(const char *from, const char *to)
@@ -870,8 +870,8 @@ static void test_replaced(const char *pie, const char *nopie)
 	int err;
 
 	printf("# symbolizer: replaced and deleted files\n");
-	if (!mkdtemp(tmp) || procs__new(&p) || symbolizer__new(&s, p) ||
-	    symbolizer__new(&s2, p) || sideband__open(p, &sb, 0)) {
+	if (!mkdtemp(tmp) || procs_new(&p) || symbolizer_new(&s, p) ||
+	    symbolizer_new(&s2, p) || sideband_open(p, &sb, 0)) {
 		CHECK(0, "setup");
 		goto out;
 	}
@@ -882,25 +882,25 @@ static void test_replaced(const char *pie, const char *nopie)
 	}
 	/* alive but deleted: /proc/PID/maps says so */
 	unlink(exe);
-	CHECK(!procs__load(p, c.pid), "load");
-	err = symbolizer__user(s2, c.pid, c.alpha, false, &r);
+	CHECK(!procs_load(p, c.pid), "load");
+	err = symbolizer_user(s2, c.pid, c.alpha, false, &r);
 	CHECK(err == -ENOENT && !r.name && r.path && strstr(r.path, "(deleted)"),
 	      "deleted: unknown (%s)", r.path);
 	stop_child(&c);
-	sideband__drain(sb);
+	sideband_drain(sb);
 
 	/* dead, and another file now sits at the path */
 	copy_file(nopie, exe);
-	err = symbolizer__user(s, c.pid, c.alpha, false, &r);
+	err = symbolizer_user(s, c.pid, c.alpha, false, &r);
 	CHECK(err == -ENOENT && !r.name && streq(r.module, "fx"),
 	      "replaced: unknown, not %s", r.name);
 	unlink(exe);
 out:
 	rmdir(tmp);
-	sideband__free(sb);
-	symbolizer__free(s);
-	symbolizer__free(s2);
-	procs__free(p);
+	sideband_free(sb);
+	symbolizer_free(s);
+	symbolizer_free(s2);
+	procs_free(p);
 }
 
 int main(int argc, char **argv)
