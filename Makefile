@@ -44,22 +44,25 @@ BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
 SW_SRCS   := src/session.c src/explain.c src/walker.c src/walker_read.c src/walker_events.c src/walkers.c \
-             src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/output.c src/deltas.c src/cmd.c \
+             src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
              src/calib.c src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c \
              compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
              compat/semaphore.c
-SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o
+SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o $(BUILD)/obj/flamegraph_js.o
 
 # Debian packages the build needs (libc6-dev and linux-libc-dev come with
 # zlib1g-dev), and those only the tests need: bats; g++ for the cxx
 # workload; sdt.h for the USDT workloads and the symbol unit test's
 # fixtures; man-db to render the pages; xz for MiniDebugInfo fixtures;
 # clang's libFuzzer and sanitizer runtimes for make fuzz; lintian to check
-# the package; binutils' readelf and objcopy for the unwind table test.
+# the package; binutils' readelf and objcopy for the unwind table test; jq,
+# go tool pprof and Chromium to read the JSON, pprof and SVG outputs
+# (formats.bats).
 BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
               bpftool python3 gcc make
-TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian binutils
+TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian \
+              binutils jq golang-go chromium
 
 .PHONY: all deps test-deps demo test vmtest vmtest-deps bench install uninstall deb clean FORCE
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
@@ -113,6 +116,15 @@ $(BUILD)/gen/sources.c: gen/embed.py bpf/stackwalk.h bpf/common.bpf.h \
 		fp=bpf/stackwalk.h,bpf/common.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/fp.bpf.c
 
 $(BUILD)/obj/sources.o: $(BUILD)/gen/sources.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# the script every --svg flame graph carries
+$(BUILD)/gen/flamegraph_js.c: gen/embed_text.py gen/embed.py src/flamegraph.js
+	@mkdir -p $(@D)
+	$(PYTHON) gen/embed_text.py $@ sw_svg_script src/flamegraph.js
+
+$(BUILD)/obj/flamegraph_js.o: $(BUILD)/gen/flamegraph_js.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 

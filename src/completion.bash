@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 # bash completion for stackcount and stacksnoop: their options, the walker
 # names after --walker, the releases after --legacy=, live PIDs after -p,
-# and after -- a command and its files.  Installed as
-# .../bash-completion/completions/stackcount, with stacksnoop a link to it:
-# bash-completion loads a completion by the name of the command.
+# files after --pprof and --svg, and after -- a command and its files.
+# Installed as .../bash-completion/completions/stackcount, with stacksnoop a
+# link to it: bash-completion loads a completion by the name of the command.
 
 # _stackwalk_complete TOOL_OPTION...: COMPREPLY for the word under the cursor.
 _stackwalk_complete()
@@ -44,6 +44,11 @@ _stackwalk_complete()
 		mapfile -t COMPREPLY < <(compgen -W "auto getstack stackmap fp" -- "$cur")
 		return 0
 		;;
+	--pprof | --svg)
+		compopt -o filenames 2> /dev/null || true
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		return 0
+		;;
 	-c | --cpu | -i | --interval | -D | --duration | --stack-storage-size | \
 		--perf-buffer-pages)
 		return 0	# a number: nothing to offer
@@ -68,13 +73,13 @@ _stackwalk_complete()
 _stackcount()
 {
 	_stackwalk_complete -i --interval -T --timestamp -s --offset -P --perpid \
-		-v --verbose -d --delimited -f --folded
+		-v --verbose -d --delimited -f --folded --json --pprof --svg
 }
 
 _stacksnoop()
 {
 	_stackwalk_complete -s --offset -v --verbose -d --delimited --explain \
-		--perf-buffer-pages
+		--perf-buffer-pages --json
 }
 
 complete -F _stackcount stackcount

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "frame.h"
 #include "output.h"
 #include "untrusted.h"
 
@@ -43,40 +44,28 @@ static int put(struct buf *b, const char *fmt, ...)
 char *output_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 		    __u64 addr, bool is_return, bool offset, bool verbose)
 {
-	struct sym_result r = {};
-	char module[256], *name, *out = NULL;
-	size_t len;
+	struct sw_frame f;
+	char *out = NULL;
 	int err;
 
-	err = kernel ? symbolizer_kernel(sym, addr, is_return, &r)
-		     : symbolizer_user(sym, tgid, addr, is_return, &r);
-	/* names come from files and maps any user can write */
-	if (r.module)
-		untrusted_escape(module, sizeof(module), r.module);
-	if (err || !r.name) {
-		if (verbose && r.module)
-			err = asprintf(&out, "[unknown] (%s+0x%llx)", module,
-				       (unsigned long long)r.module_offset);
-		else
-			err = asprintf(&out, "[unknown]");
-		return err < 0 ? NULL : out;
-	}
-	/* whole, however long: a C++ template's name can run to pages */
-	len = 4 * strlen(r.name) + 1;	/* each byte at most \xNN */
-	name = malloc(len);
-	if (!name)
+	if (frame_get(sym, kernel, tgid, addr, is_return, &f))
 		return NULL;
-	untrusted_escape(name, len, r.name);
-	if (offset && kernel && r.module)
-		err = asprintf(&out, "%s+0x%llx [%s]", name,
-			       (unsigned long long)r.offset, module);
+	if (!f.named && verbose && f.module)
+		err = asprintf(&out, "[unknown] (%s+0x%llx)", f.module,
+			       (unsigned long long)f.module_offset);
+	else if (!f.named)
+		err = asprintf(&out, "[unknown]");
+	/* whole, however long: a C++ template's name can run to pages */
+	else if (offset && kernel && f.module)
+		err = asprintf(&out, "%s+0x%llx [%s]", f.name,
+			       (unsigned long long)f.offset, f.module);
 	else if (offset)
-		err = asprintf(&out, "%s+0x%llx", name, (unsigned long long)r.offset);
-	else if (kernel && r.module)
-		err = asprintf(&out, "%s [%s]", name, module);
+		err = asprintf(&out, "%s+0x%llx", f.name, (unsigned long long)f.offset);
+	else if (kernel && f.module)
+		err = asprintf(&out, "%s [%s]", f.name, f.module);
 	else
-		err = asprintf(&out, "%s", name);
-	free(name);
+		err = asprintf(&out, "%s", f.name);
+	frame_release(&f);
 	return err < 0 ? NULL : out;
 }
 

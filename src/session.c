@@ -972,73 +972,95 @@ static const char *const lost_what[SW_LOST_NR] = {
 	[SW_LOST_IA32] = NULL,	/* not a lack of room: said on its own */
 };
 
-/* Nothing lost silently: every loss the kernel side counted, said once. */
-static void report_losses(struct session *s)
+int session_losses(struct session *s, struct session_losses *l)
 {
-	__u64 lost[SW_LOST_NR], total = 0;
-	char line[1024];
+	int e;
+
+	memset(l, 0, sizeof(*l));
+	e = walker_lost(s->w, l->lost);
+	if (e)
+		return e;
+	l->partial = walker_partial(s->w);
+	l->trace_lost = walker_trace_lost(s->w);
+	if (s->sb) {
+		l->mappings = sideband_lost(s->sb);
+		/* COMMAND ran, and of its image nothing came: that was lost too */
+		if (!l->mappings && s->o.command && s->cmd.pid > 0 &&
+		    !procs_image_seen(s->procs, s->cmd.pid))
+			l->mappings = 1;
+	}
+	return 0;
+}
+
+size_t session_loss_line(const struct session *s, const struct session_losses *l,
+			 char *line, size_t len)
+{
+	const __u64 *lost = l->lost;
+	__u64 total = 0;
 	size_t n;
 
-	if (walker_lost(s->w, lost))
-		return;
+	line[0] = 0;
 	for (int i = 0; i < SW_LOST_NR; i++)
 		if (lost_what[i])
 			total += lost[i];
-	if (lost[SW_LOST_IA32])
+	if (!total)
+		return 0;
+	n = snprintf(line, len, "%llu %s lost:", (unsigned long long)total,
+		     s->o.sink == SINK_COUNT ? "stacks" : "events");
+	for (int i = 0; i < SW_LOST_NR && n < len; i++)
+		if (lost[i] && lost_what[i])
+			n += snprintf(line + n, len - n, "%s %llu %s",
+				      line[n - 1] != ':' ? "," : "",
+				      (unsigned long long)lost[i], lost_what[i]);
+	/* --stack-storage-size sizes only the counts and stack maps */
+	if (lost[SW_LOST_COUNTS_FULL] || lost[SW_LOST_KCOLLISION] ||
+	    lost[SW_LOST_UCOLLISION] || lost[SW_LOST_STACKMAP_FULL] ||
+	    lost[SW_LOST_CHUNKS_FULL])
+		n += snprintf(line + n, n < len ? len - n : 0,
+			      "; raise --stack-storage-size (now %u)",
+			      s->o.storage);
+	if (lost[SW_LOST_OUTPUT] && n < len)
+		n += snprintf(line + n, len - n, "; raise --perf-buffer-pages");
+	if (lost[SW_LOST_FOLLOW_FULL] && n < len)
+		n += snprintf(line + n, len - n,
+			      "; the follow map holds %u threads at once, "
+			      "whatever the options: give -p PID to trace "
+			      "one process instead", SW_FOLLOW_MAX);
+	if (lost[SW_LOST_TAILCALL] && n < len)
+		n += snprintf(line + n, len - n,
+			      "; the fp walker could not reach its user walk, "
+			      "which no option changes: try another --walker");
+	return n < len ? n : len - 1;
+}
+
+/* Nothing lost silently: every loss the kernel side counted, said once. */
+static void report_losses(struct session *s)
+{
+	struct session_losses l;
+	char line[1024];
+
+	if (session_losses(s, &l))
+		return;
+	if (l.lost[SW_LOST_IA32])
 		fprintf(stderr, "%llu events of 32-bit tasks not walked: the fp "
 			"walker reads 64-bit frames; use --walker getstack or "
 			"stackmap for them\n",
-			(unsigned long long)lost[SW_LOST_IA32]);
-	if (total) {
-		n = snprintf(line, sizeof(line), "%llu %s lost:",
-			     (unsigned long long)total,
-			     s->o.sink == SINK_COUNT ? "stacks" : "events");
-		for (int i = 0; i < SW_LOST_NR && n < sizeof(line); i++)
-			if (lost[i] && lost_what[i])
-				n += snprintf(line + n, sizeof(line) - n, "%s %llu %s",
-					      line[n - 1] != ':' ? "," : "",
-					      (unsigned long long)lost[i], lost_what[i]);
-		/* --stack-storage-size sizes only the counts and stack maps */
-		if (lost[SW_LOST_COUNTS_FULL] || lost[SW_LOST_KCOLLISION] ||
-		    lost[SW_LOST_UCOLLISION] || lost[SW_LOST_STACKMAP_FULL] ||
-		    lost[SW_LOST_CHUNKS_FULL])
-			n += snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0,
-				      "; raise --stack-storage-size (now %u)",
-				      s->o.storage);
-		if (lost[SW_LOST_OUTPUT] && n < sizeof(line))
-			n += snprintf(line + n, sizeof(line) - n,
-				      "; raise --perf-buffer-pages");
-		if (lost[SW_LOST_FOLLOW_FULL] && n < sizeof(line))
-			n += snprintf(line + n, sizeof(line) - n,
-				      "; the follow map holds %u threads at once, "
-				      "whatever the options: give -p PID to trace "
-				      "one process instead", SW_FOLLOW_MAX);
-		if (lost[SW_LOST_TAILCALL] && n < sizeof(line))
-			snprintf(line + n, sizeof(line) - n,
-				 "; the fp walker could not reach its user walk, "
-				 "which no option changes: try another --walker");
+			(unsigned long long)l.lost[SW_LOST_IA32]);
+	if (session_loss_line(s, &l, line, sizeof(line)))
 		fprintf(stderr, "%s\n", line);
-	}
-	if (walker_partial(s->w))
+	if (l.partial)
 		fprintf(stderr, "%llu stacks shown without some of their frames: "
 			"chunks of them were missing from the chunk map\n",
-			(unsigned long long)walker_partial(s->w));
-	if (walker_trace_lost(s->w))
+			(unsigned long long)l.partial);
+	if (l.trace_lost)
 		fprintf(stderr, "the trace buffer overwrote %llu lines before they "
 			"were read: events may be missing; raise "
 			"%s/buffer_size_kb\n",
-			(unsigned long long)walker_trace_lost(s->w), s->f.tracefs);
-	if (s->sb) {
-		unsigned long long sb_lost = sideband_lost(s->sb);
-
-		/* COMMAND ran, and of its image nothing came: that was lost too */
-		if (!sb_lost && s->o.command && s->cmd.pid > 0 &&
-		    !procs_image_seen(s->procs, s->cmd.pid))
-			sb_lost = 1;
-		if (sb_lost)
-			fprintf(stderr, "%llu process mapping records lost: some "
-				"user frames may show as [unknown]\n", sb_lost);
-	}
+			(unsigned long long)l.trace_lost, s->f.tracefs);
+	if (l.mappings)
+		fprintf(stderr, "%llu process mapping records lost: some "
+			"user frames may show as [unknown]\n",
+			(unsigned long long)l.mappings);
 }
 
 /*

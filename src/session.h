@@ -131,6 +131,20 @@ int session_flush(struct session *s);
  * other than by its reader leaving (then said, and 1).
  */
 int session_end(struct session *s, int status);
+/* Every loss the tools report, counted since the start. */
+struct session_losses {
+	__u64 lost[SW_LOST_NR];	/* by cause, as the kernel side counted */
+	__u64 partial;		/* stacks read without some of their frames */
+	__u64 trace_lost;	/* trace_pipe lines overwritten unread */
+	__u64 mappings;		/* process mapping records */
+};
+int session_losses(struct session *s, struct session_losses *l);
+/*
+ * The line on stderr that sums up the stacks (events) lost for want of
+ * room, and what to do, into line; returns its length (0: none lost).
+ */
+size_t session_loss_line(const struct session *s, const struct session_losses *l,
+			 char *line, size_t len);
 /* Losses said, semaphores restored, COMMAND ended: the exit status. */
 int session_stop(struct session *s);
 void session_free(struct session *s);

@@ -5,26 +5,39 @@
  * kernel from 4.1.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "deltas.h"
+#include "formats.h"
 #include "output.h"
 #include "session.h"
+#include "walkers.h"
 
 struct tool {
 	struct session s;
 	long interval;		/* seconds; 0: once, at the end */
-	bool timestamp, offset, verbose, delimited, folded;
+	bool timestamp, offset, verbose, delimited, folded, json;
+	const char *pprof_path, *svg_path;	/* --pprof, --svg: NULL if not */
+	int pprof_fd;
+	FILE *svg;
+	int files_failed;		/* the exit status when they could not be */
+	long long start_ms, last_ms;	/* tracing began; the last print */
+	long long start_ns;		/* wall clock when tracing began */
 	struct sw_format fmt;
 	struct deltas *deltas;
 };
 
+enum { OPT_JSON = OPT_TOOL, OPT_PPROF, OPT_SVG };
+
 static const char usage[] =
 "usage: stackcount [-h] [-p PID] [-c CPU] [-i INTERVAL] [-D DURATION] [-T]\n"
-"                  [-r] [-s] [-P] [-K] [-U] [-v] [-d] [-f] [--debug]\n"
+"                  [-r] [-s] [-P] [-K] [-U] [-v] [-d] [-f] [--json]\n"
+"                  [--pprof FILE] [--svg FILE] [--debug]\n"
 "                  [--walker {auto,fp,stackmap,getstack}]\n"
 "                  [--stack-storage-size SIZE] [--legacy[=VERSION]]\n"
 "                  [--kernel-features] [--no-demangle] [--version]\n"
@@ -59,6 +72,12 @@ static const char help[] =
 "  -v, --verbose         show raw addresses\n"
 "  -d, --delimited       insert delimiter between kernel/user stacks\n"
 "  -f, --folded          output folded format\n"
+"  --json                output one JSON document (per interval): stacks,\n"
+"                        frames, counts, losses (schema: man stackcount)\n"
+"  --pprof FILE          also write the counts of the whole run to FILE as a\n"
+"                        gzipped pprof profile (go tool pprof, Parca, ...)\n"
+"  --svg FILE            also write the counts of the whole run to FILE as an\n"
+"                        interactive flame graph\n"
 "  --debug               print BPF program before starting (for debugging\n"
 "                        purposes), and why its walker was chosen\n"
 "  --walker WALKER       auto (default), getstack (4.18+), stackmap (4.6+)\n"
@@ -89,7 +108,10 @@ static const char help[] =
 "    ./stackcount -c 1 put_prev_entity   # count put_prev_entity stacks for CPU 1 only\n"
 "    ./stackcount -K t:sched:sched_switch   # kernel stacks only\n"
 "    ./stackcount -U t:sched:sched_switch   # user stacks only\n"
-"    ./stackcount -U ./app:work -- ./app    # run ./app, count stacks of work()\n";
+"    ./stackcount -U ./app:work -- ./app    # run ./app, count stacks of work()\n"
+"    ./stackcount --json -D 5 submit_bio | jq .   # the counts as JSON\n"
+"    ./stackcount --svg io.svg -D 5 submit_bio    # also draw a flame graph\n"
+"    ./stackcount --pprof io.pb.gz -D 5 submit_bio   # also write a pprof profile\n";
 
 static int parse_args(int argc, char **argv, struct tool *t)
 {
@@ -102,6 +124,9 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "delimited", no_argument, NULL, 'd' },
 		{ "folded", no_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "svg", required_argument, NULL, OPT_SVG },
 		SESSION_LONGOPTS,
 		{}
 	};
@@ -136,35 +161,125 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		case 'v': t->verbose = true; break;
 		case 'd': t->delimited = true; break;
 		case 'f': t->folded = true; break;
+		case OPT_JSON: t->json = true; break;
+		case OPT_PPROF: t->pprof_path = optarg; break;
+		case OPT_SVG: t->svg_path = optarg; break;
 		default:
 			return session_unknown(o, c, argv);
 		}
 	}
+	if (t->json && t->folded)
+		return session_die(o->tool, "--json and -f are two formats of the "
+				   "output; give one") + 1;
+	if (t->pprof_path && t->svg_path && !strcmp(t->pprof_path, t->svg_path))
+		return session_die(o->tool, "--pprof and --svg both write %s; give "
+				   "each its own file", t->svg_path) + 1;
 	return session_args_done(o, optind, argc, argv);
 }
 
-/* Returns 0, or the output's error (the counts are lost then). */
-static int print_interval(struct tool *t)
+/* Created before tracing, so that a path that cannot be is said at once. */
+static int open_files(struct tool *t)
+{
+	const char *tool = t->s.o.tool;
+
+	if (t->pprof_path) {
+		t->pprof_fd = open(t->pprof_path, O_WRONLY | O_CREAT | O_TRUNC |
+				   O_CLOEXEC, 0644);
+		if (t->pprof_fd < 0)
+			return session_die(tool, "cannot create %s: %s; give --pprof "
+					   "a path that can be written", t->pprof_path,
+					   strerror(errno));
+	}
+	if (t->svg_path) {
+		t->svg = fopen(t->svg_path, "we");
+		if (!t->svg)
+			return session_die(tool, "cannot create %s: %s; give --svg "
+					   "a path that can be written", t->svg_path,
+					   strerror(errno));
+	}
+	return 0;
+}
+
+static void run_info(struct tool *t, struct sw_run *r, long long since_ms,
+		     const char *ts)
+{
+	struct session *s = &t->s;
+
+	*r = (struct sw_run){
+		.tool = s->o.tool,
+		.pattern = s->o.pattern,
+		.walker = walkers_name(s->wo.kind),
+		.probes = s->targets.matched,
+		.start_ns = t->start_ns,
+		.seconds = (session_now_ms() - since_ms) / 1000.0,
+		.time = ts,
+		.keyed = s->wo.per_process,
+	};
+	if (!session_losses(s, &r->losses))
+		session_loss_line(s, &r->losses, r->lost_line, sizeof(r->lost_line));
+}
+
+/* --pprof and --svg: the whole run, from the cumulative counts. */
+static int write_files(struct tool *t, const struct sw_stacks *st)
+{
+	const char *tool = t->s.o.tool;
+	struct sw_run r;
+	int e;
+
+	run_info(t, &r, t->start_ms, NULL);
+	if (t->pprof_path) {
+		e = pprof_write(t->pprof_fd, st, t->s.sym, &t->fmt, &r);
+		t->pprof_fd = -1;
+		if (e)
+			return session_die(tool, "cannot write %s: %s", t->pprof_path,
+					   strerror(-e));
+	}
+	if (t->svg_path) {
+		e = svg_write(t->svg, st, t->s.sym, &t->fmt, &r);
+		if (fclose(t->svg) && !e)
+			e = -errno;
+		t->svg = NULL;
+		if (e)
+			return session_die(tool, "cannot write %s: %s", t->svg_path,
+					   strerror(-e));
+	}
+	return 0;
+}
+
+/*
+ * Returns 0, or the output's error (the counts are lost then); the last
+ * one (final) writes --pprof and --svg too.
+ */
+static int print_interval(struct tool *t, bool final)
 {
 	FILE *out = t->s.out;
 	struct sw_stacks st = {};
+	struct sw_run r;
 	char ts[16];
 	time_t now;
 	int err;
 
 	session_sync(&t->s);
 	err = walker_read(t->s.w, &st);
+	if (!err && final)
+		t->files_failed = write_files(t, &st);
 	if (!err && t->interval)
 		err = deltas_apply(t->deltas, &st);
-	if (!t->folded)
-		fputc('\n', out);
 	if (t->timestamp) {
 		now = time(NULL);
 		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
-		fprintf(out, "%-8s\n", ts);
 	}
-	if (!err)
+	if (!t->folded && !t->json)
+		fputc('\n', out);
+	if (t->timestamp && !t->json)
+		fprintf(out, "%-8s\n", ts);
+	if (!err && t->json) {
+		run_info(t, &r, t->last_ms, t->timestamp ? ts : NULL);
+		err = json_stacks(out, &st, t->s.sym, &t->fmt, &r);
+	} else if (!err) {
 		err = output_stacks(out, &st, t->s.sym, &t->fmt);
+	}
+	t->last_ms = session_now_ms();
 	if (err)
 		session_die("stackcount", "cannot read the counted stacks: %s",
 			    strerror(-err));
@@ -196,28 +311,38 @@ static int run(struct tool *t)
 	};
 	if (t->interval && deltas_new(&t->deltas))
 		return session_die("stackcount", "out of memory");
-	if (!t->folded)
+	e = open_files(t);
+	if (e)
+		return e;
+	if (!t->folded && !t->json)
 		fprintf(s->out, "Tracing %u functions for \"%s\"... Hit Ctrl-C to end.\n",
 			s->targets.matched, s->o.pattern);
 	/* nowhere to print (a full disk, a closed pipe): no point tracing */
 	if (!session_flush(s)) {
+		struct timespec now;
+
 		e = session_go(s);
 		if (e)
 			return e;
+		clock_gettime(CLOCK_REALTIME, &now);
+		t->start_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
+		t->start_ms = t->last_ms = session_now_ms();
 		if (t->interval)
 			next = session_now_ms() + t->interval * 1000;
 		while (session_wait(s, next, -1) == WAKE_TIMEOUT &&
-		       !print_interval(t))
+		       !print_interval(t, false))
 			next += t->interval * 1000;
-		if (!s->out_err && !print_interval(t) && !t->folded)
+		/* with no reader left, the files still get the counts */
+		if (!print_interval(t, true) && !t->folded && !t->json)
 			fprintf(s->out, "Detaching...\n");
 	}
-	return session_end(s, session_stop(s));
+	e = session_end(s, session_stop(s));
+	return e ? e : t->files_failed;
 }
 
 int main(int argc, char **argv)
 {
-	struct tool t = {};
+	struct tool t = { .pprof_fd = -1 };
 	int rc;
 
 	rc = parse_args(argc, argv, &t);
@@ -228,5 +353,9 @@ int main(int argc, char **argv)
 		rc = run(&t);
 	session_free(&t.s);
 	deltas_free(t.deltas);
+	if (t.pprof_fd >= 0)
+		close(t.pprof_fd);
+	if (t.svg)
+		fclose(t.svg);
 	return rc;
 }

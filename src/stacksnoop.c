@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "explain.h"
+#include "formats.h"
 #include "output.h"
 #include "procs.h"
 #include "session.h"
@@ -17,7 +18,7 @@
 
 struct tool {
 	struct session s;
-	bool offset, verbose, delimited, explain;
+	bool offset, verbose, delimited, explain, json;
 	long pages;
 	struct sw_explain_how how;
 	bool trim_tracepoint;
@@ -28,7 +29,8 @@ static const char usage[] =
 "                  [-D DURATION] [-r] [--walker {auto,fp,stackmap,getstack}]\n"
 "                  [--explain] [--perf-buffer-pages PAGES]\n"
 "                  [--stack-storage-size SIZE] [--legacy[=VERSION]]\n"
-"                  [--debug] [--kernel-features] [--no-demangle] [--version]\n"
+"                  [--json] [--debug] [--kernel-features] [--no-demangle]\n"
+"                  [--version]\n"
 "                  function [-- COMMAND [ARG ...]]\n";
 
 static const char help[] =
@@ -59,6 +61,8 @@ static const char help[] =
 "                     or fp (frame pointers, 4.1+)\n"
 "  --explain          show every frame pointer and return address the fp\n"
 "                     walker read, and why the walk stopped\n"
+"  --json             one JSON object per event, a line each, written as\n"
+"                     it comes (schema: man stacksnoop)\n"
 "  --perf-buffer-pages PAGES\n"
 "                     buffer pages per CPU (default 64); events that do\n"
 "                     not fit are counted and reported\n"
@@ -76,9 +80,10 @@ static const char help[] =
 "    ./stacksnoop -v ext4_sync_fs        # ... show extra columns\n"
 "    ./stacksnoop -p 185 ext4_sync_fs    # ... only when PID 185 is on-CPU\n"
 "    ./stacksnoop -d t:syscalls:sys_enter_sync   # kernel and user frames\n"
-"    ./stacksnoop --explain ./app:work -- ./app  # how each stack was walked\n";
+"    ./stacksnoop --explain ./app:work -- ./app  # how each stack was walked\n"
+"    ./stacksnoop --json ext4_sync_fs | jq -c '[.comm, .frames[0].name]'\n";
 
-enum { OPT_PAGES = OPT_TOOL, OPT_EXPLAIN };
+enum { OPT_PAGES = OPT_TOOL, OPT_EXPLAIN, OPT_JSON };
 
 static int parse_args(int argc, char **argv, struct tool *t)
 {
@@ -88,6 +93,7 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "delimited", no_argument, NULL, 'd' },
 		{ "explain", no_argument, NULL, OPT_EXPLAIN },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "perf-buffer-pages", required_argument, NULL, OPT_PAGES },
 		SESSION_LONGOPTS,
 		{}
@@ -115,6 +121,7 @@ static int parse_args(int argc, char **argv, struct tool *t)
 		case 'v': t->verbose = true; break;
 		case 'd': t->delimited = true; o->own_side = false; break;
 		case OPT_EXPLAIN: t->explain = true; o->sink = SINK_EXPLAIN; break;
+		case OPT_JSON: t->json = true; break;
 		case OPT_PAGES:
 			/* perf ring buffers are a power of two pages */
 			if (session_parse_long(optarg, 1, 1 << 16, &t->pages) ||
@@ -131,6 +138,9 @@ static int parse_args(int argc, char **argv, struct tool *t)
 	if (!e && t->explain && (t->delimited || o->kernel_only || o->user_only))
 		e = session_die(o->tool, "--explain walks where the event fired; "
 				"drop -K, -U and -d") + 1;
+	if (!e && t->explain && t->json)
+		e = session_die(o->tool, "--explain and --json are two formats of "
+				"the output; give one") + 1;
 	return e;
 }
 
@@ -195,6 +205,18 @@ static void print_event(const struct sw_event *ev, void *ctx)
 	/* trace_pipe loses the names of short-lived tasks: ask the model */
 	if (!strcmp(comm, "<...>") && procs_comm(t->s.procs, st->tgid))
 		comm = procs_comm(t->s.procs, st->tgid);
+	if (t->json) {
+		struct sw_format fmt = {
+			.kernel = t->s.wo.kstack, .user = t->s.wo.ustack,
+			.trim_tracepoint = t->trim_tracepoint,
+		};
+
+		if (json_event(t->s.out, ev, comm, t->s.sym, &fmt))
+			session_die(t->s.o.tool, "out of memory naming the "
+				    "frames of an event");
+		session_flush(&t->s);
+		return;
+	}
 	if (t->trim_tracepoint)
 		k0 = probe_tracepoint_skip(t->s.sym, st);
 	line(t, ev, comm, "");
@@ -231,7 +253,9 @@ static int run(struct tool *t)
 	if (e)
 		return session_die(s->o.tool, "cannot read events: %s", strerror(-e));
 	fd = walker_events_fd(s->w);
-	if (t->verbose)
+	if (t->json)
+		;	/* a line is an event: no header */
+	else if (t->verbose)
 		fprintf(s->out, "%-18s %-12s %-6s %-3s %s\n", "TIME(s)", "COMM",
 			"PID", "CPU", "STACK");
 	else

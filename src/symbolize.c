@@ -355,12 +355,17 @@ int symbolizer_user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 	r->path = m->path;
 	r->module = m->path[0] == '/' && slash ? slash + 1 : m->path;
 	r->module_offset = addr - m->start + m->pgoff;
+	r->map_start = m->start;
+	r->map_end = m->end;
+	r->map_pgoff = m->pgoff;
 	if (!is_file(m->path))
 		return jit_name(s, tgid, addr, look, r);
 
 	err = get_file(s, tgid, m, &ef);
 	if (err)
 		return err;
+	if (ef)
+		r->build_id_size = elf_file_build_id(ef, &r->build_id);
 	if (!ef || elf_file_offset_to_vaddr(ef, look - m->start + m->pgoff,
 					     &vaddr))
 		return jit_name(s, tgid, addr, look, r);

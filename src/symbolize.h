@@ -9,6 +9,7 @@
 #define SW_SYMBOLIZE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct procs;
@@ -32,6 +33,14 @@ struct sym_result {
 	 * not be read.  Kernel: 0.
 	 */
 	uint64_t module_offset;
+	/*
+	 * User: the mapping that holds addr ([map_start, map_end) from file
+	 * offset map_pgoff; all 0 when none does) and its file's build-id
+	 * (build_id_size 0: none, or the file could not be read).
+	 */
+	uint64_t map_start, map_end, map_pgoff;
+	const uint8_t *build_id;
+	size_t build_id_size;
 };
 
 /* procs is borrowed and must outlive it; NULL for kernel addresses only. */

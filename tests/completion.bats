@@ -104,6 +104,14 @@ help_options() {
 	[ "$(comp stacksnoop --perf-buffer-pages '')" = "" ]
 }
 
+@test "--pprof and --svg are completed as paths" {
+	mkdir flames.d
+	touch flame.svg
+	for opt in --pprof --svg; do
+		diff -u <(printf '%s\n' flame.svg flames.d) <(comp stackcount "$opt" fl | sort)
+	done
+}
+
 @test "the pattern is completed as a path" {
 	mkdir app.d
 	touch app

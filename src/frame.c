@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "frame.h"
+#include "output.h"
+#include "symbolize.h"
+#include "untrusted.h"
+
+/* names come from files and maps any user can write */
+static int escaped(const char *s, char **out)
+{
+	size_t len;
+
+	*out = NULL;
+	if (!s)
+		return 0;
+	len = 4 * strlen(s) + 1;	/* each byte at most \xNN */
+	*out = malloc(len);
+	if (!*out)
+		return -ENOMEM;
+	untrusted_escape(*out, len, s);
+	return 0;
+}
+
+int frame_get(struct symbolizer *sym, bool kernel, __u32 tgid, __u64 addr,
+		 bool is_return, struct sw_frame *f)
+{
+	struct sym_result r = {};
+	int err;
+
+	err = kernel ? symbolizer_kernel(sym, addr, is_return, &r)
+		     : symbolizer_user(sym, tgid, addr, is_return, &r);
+	*f = (struct sw_frame){
+		.addr = addr,
+		.kernel = kernel,
+		.named = !err && r.name,
+		.offset = r.offset,
+		.module_offset = r.module_offset,
+		.map_start = r.map_start,
+		.map_end = r.map_end,
+		.map_pgoff = r.map_pgoff,
+		.build_id = r.build_id,
+		.build_id_size = r.build_id_size,
+	};
+	if (escaped(f->named ? r.name : "[unknown]", &f->name) ||
+	    escaped(r.module, &f->module) || escaped(r.path, &f->path)) {
+		frame_release(f);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void frame_release(struct sw_frame *f)
+{
+	free(f->name);
+	free(f->module);
+	free(f->path);
+	f->name = f->module = f->path = NULL;
+}
+
+void frame_list_free(struct sw_frame *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		frame_release(&v[i]);
+	free(v);
+}
+
+int frame_list_get(struct symbolizer *sym, const struct sw_stack *st,
+		  const struct sw_format *fmt, struct sw_frame **out, size_t *n)
+{
+	size_t k0 = fmt->trim_tracepoint ? probe_tracepoint_skip(sym, st) : 0;
+	size_t nk = fmt->kernel && st->nk > k0 ? st->nk - k0 : 0;
+	size_t nu = fmt->user ? st->nu : 0;
+	struct sw_frame *v = calloc(nk + nu ? nk + nu : 1, sizeof(*v));
+	int err = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!v)
+		return -ENOMEM;
+	/* a return address names the call before it: all but where it fired */
+	for (size_t i = 0; i < nk && !err; i++)
+		err = frame_get(sym, true, 0, st->kip[k0 + i], k0 + i > 0, &v[i]);
+	for (size_t i = 0; i < nu && !err; i++)
+		err = frame_get(sym, false, st->tgid, st->uip[i], i > 0,
+				   &v[nk + i]);
+	if (err) {
+		frame_list_free(v, nk + nu);
+		return err;
+	}
+	*out = v;
+	*n = nk + nu;
+	return 0;
+}
