@@ -49,6 +49,38 @@ static void explain_frames(struct sw_event *ev, const struct sw_fp_explain *x,
 	ev->explain = x;
 }
 
+/* The next event of the batch, its time, thread and CPU set; NULL: no memory. */
+static struct sw_event *new_event(struct batch *b, __u64 ts, __u32 tid,
+				  __u32 cpu)
+{
+	struct sw_event *ev;
+
+	if (VEC_GROW(b->v, b->n, b->cap, 64)) {
+		b->err = -ENOMEM;
+		return NULL;
+	}
+	ev = &b->v[b->n];
+	/* all but the frames, which event_frames() writes as far as it needs */
+	memset(ev, 0, offsetof(struct sw_event, frames));
+	ev->explain = NULL;
+	ev->ts = ts;
+	ev->tid = tid;
+	ev->cpu = cpu;
+	ev->stack.count = 1;
+	return ev;
+}
+
+/* The process, comm, stop reasons and frames of f into ev. */
+static void key_event(struct sw_event *ev, const struct key_frames *f)
+{
+	ev->stack.tgid = f->h->tgid;
+	memcpy(ev->stack.comm, f->h->comm, SW_COMM_LEN);
+	ev->stack.kstop = f->h->kstop;
+	ev->stack.ustop = f->h->ustop;
+	event_frames(ev, f);
+}
+
+/* A perf record (4.4+): a header, then the walker's key or explain record. */
 static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 {
 	struct batch *b = ctx;
@@ -57,18 +89,8 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 	struct sw_event *ev;
 
 	(void)cpu;
-	if (VEC_GROW(b->v, b->n, b->cap, 64)) {
-		b->err = -ENOMEM;
+	if (size < sizeof(*e) || !(ev = new_event(b, e->ts, e->tid, e->cpu)))
 		return;
-	}
-	if (size < sizeof(*e))
-		return;
-	ev = &b->v[b->n];
-	memset(ev, 0, offsetof(struct sw_event, frames));
-	ev->explain = NULL;
-	ev->ts = e->ts;
-	ev->tid = e->tid;
-	ev->cpu = e->cpu;
 	if (b->w->o.sink == SINK_EXPLAIN) {
 		const struct sw_fp_explain *x = (const void *)(e + 1);
 		struct sw_fp_explain *copy = malloc(sizeof(*copy));
@@ -90,47 +112,35 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 			return;
 		}
 		walker_key_frames(b->w, e + 1, false, f);
-		ev->stack.tgid = f->h->tgid;
-		memcpy(ev->stack.comm, f->h->comm, SW_COMM_LEN);
-		ev->stack.kstop = f->h->kstop;
-		ev->stack.ustop = f->h->ustop;
-		event_frames(ev, f);
+		key_event(ev, f);
 		free(f);
 	}
-	ev->stack.count = 1;
 	b->n++;
 }
 
-/* A trace_pipe event (4.1-4.3) into the batch, as a perf one would be. */
+/* A trace_pipe event (4.1-4.3): its lines' frames, decoded as a key's are. */
 static void on_trace_event(const struct tp_event *t, void *ctx)
 {
 	struct walker *w = ctx;
-	struct sw_fp_key *key = calloc(1, sizeof(*key));
-	struct sw_event_hdr *e;
-	char *rec;
+	struct sw_key_hdr h = {
+		.kstop = t->kstop,
+		.ustop = t->ustop,
+		/* trace_pipe gives the thread: its process names the frames */
+		.tgid = procs_tgid_of(t->tid),
+	};
+	struct key_frames f = {
+		.h = &h, .k = t->k, .u = t->u,
+		.nk = t->nk < SW_FP_KDEPTH ? t->nk : SW_FP_KDEPTH,
+		.nu = t->nu < SW_FP_UDEPTH ? t->nu : SW_FP_UDEPTH,
+	};
+	struct sw_event *ev = new_event(&w->batch, t->ts, t->tid, t->cpu);
 
-	if (!key)
+	if (!ev)
 		return;
-	for (__u32 i = 0; i < t->nk && i < SW_FP_KDEPTH; i++)
-		key->kip[i] = t->k[i];
-	for (__u32 i = 0; i < t->nu && i < SW_FP_UDEPTH; i++)
-		key->uip[i] = t->u[i];
-	key->h.kstop = t->kstop;
-	key->h.ustop = t->ustop;
-	/* trace_pipe gives the thread: its process names the frames */
-	key->h.tgid = procs_tgid_of(t->tid);
-	memcpy(key->h.comm, t->comm, SW_COMM_LEN);
-	rec = malloc(sizeof(*e) + sizeof(*key));
-	if (rec) {
-		e = (void *)rec;
-		e->ts = t->ts;
-		e->tid = t->tid;
-		e->cpu = t->cpu;
-		memcpy(e + 1, key, sizeof(*key));
-		on_sample(&w->batch, t->cpu, rec, sizeof(*e) + sizeof(*key));
-		free(rec);
-	}
-	free(key);
+	memcpy(h.comm, t->comm, SW_COMM_LEN);
+	walker_frames_fixup(&f);
+	key_event(ev, &f);
+	w->batch.n++;
 }
 
 static int by_time(const void *a, const void *b)

@@ -106,6 +106,8 @@ size_t walker_nframes(const __u64 *v, size_t max);
  */
 void walker_key_frames(struct walker *w, const void *key, bool counted,
 		       struct key_frames *f);
+/* What every walker's frames need, however they came: see walker_read.c. */
+void walker_frames_fixup(struct key_frames *f);
 /* Every key of m with its 8-byte value after it, in *recs (to be freed). */
 int walker_snapshot(struct bpf_map *m, char **recs, size_t *n);
 

@@ -118,6 +118,11 @@ void walker_key_frames(struct walker *w, const void *key, bool counted,
 {
 	f->kcaller = f->ucaller = 0;
 	w->d->key_frames(w, key, counted, f);
+	walker_frames_fixup(f);
+}
+
+void walker_frames_fixup(struct key_frames *f)
+{
 	/*
 	 * Some kernels' unwinders (5.15's, at a tracepoint) give the frame
 	 * where the event fired twice: once from the registers perf made up
