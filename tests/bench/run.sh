@@ -191,14 +191,21 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		"tracepoint:$TP { @[kstack, ustack] = count(); } interval:s:1 { exit(); }"
 done
 
-# A wildcard over all of libc: thousands of uprobes, attached one by one,
-# each put in place in every process that maps libc.  One run: it is long.
-echo "stackcount -U 'c:*' -- /bin/true..." >&2
-wild_start=$(date +%s%N)
-"$SC" -U 'c:*' -- /bin/true > "$TMP/wild.out" 2> "$TMP/wild.err" < /dev/null
-wild_rc=$?
-wild_ms=$(( ($(date +%s%N) - wild_start) / 1000000 ))
-wild_n=$(sed -n 's/^Tracing \([0-9]*\) functions.*/\1/p' "$TMP/wild.out")
+# A wildcard over all of libc: thousands of uprobes (a few uprobe_multi
+# links on 6.6+), each put in place in every process that maps libc.
+# Opt-in (BENCH_LIBC=1): on the 6.18 host this was measured on, every
+# process's printf misbehaved while they were attached (a kernel's uprobes
+# bug; see the README's Cost section), so it is not run unasked.
+wild_ms=- wild_n= wild_rc=-
+: > "$TMP/wild.err"
+if [ "${BENCH_LIBC:-0}" = 1 ]; then
+	echo "stackcount -U 'c:*' -- /bin/true..." >&2
+	wild_start=$(date +%s%N)
+	"$SC" -U 'c:*' -- /bin/true > "$TMP/wild.out" 2> "$TMP/wild.err" < /dev/null
+	wild_rc=$?
+	wild_ms=$(( ($(date +%s%N) - wild_start) / 1000000 ))
+	wild_n=$(sed -n 's/^Tracing \([0-9]*\) functions.*/\1/p' "$TMP/wild.out")
+fi
 
 row() {	# LABEL K+U K U
 	printf '  %-30s %-20s %-20s %-20s\n' "$@"
@@ -250,7 +257,7 @@ printf '  %-30s %-20s %-20s\n' "" "overhead ms" "peak RSS KB"
 printf '  %-30s %-20s %-20s\n' "stackcount -D 1" "$(stat stackcount.ms)" "$(stat stackcount.rss)"
 [ -n "$BPFTRACE" ] && printf '  %-30s %-20s %-20s\n' "bpftrace (interval 1 s)" \
 	"$(stat bpftrace.ms)" "$(stat bpftrace.rss)"
-printf '  %-30s %s\n' "stackcount -U 'c:*' -- true" \
+[ "${BENCH_LIBC:-0}" = 1 ] && printf '  %-30s %s\n' "stackcount -U 'c:*' -- true" \
 	"$wild_ms ms, one run: ${wild_n:-no} functions traced, status $wild_rc, $(grep -c . "$TMP/wild.err") warning lines"
 echo
 PROCS=${PROCS:-50000}
