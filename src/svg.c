@@ -19,6 +19,7 @@
 #include <string.h>
 #include "formats.h"
 #include "frame.h"
+#include "vec.h"
 
 /* What a box is, for its colour; also its class in the document. */
 enum kind { ROOT, PROC, USER, DELIM, KERNEL };
@@ -59,7 +60,6 @@ struct graph {
 	char (*comm)[4 * SW_COMM_LEN + 1];
 	struct box *boxes;
 	size_t nboxes, cap;
-	size_t depth;			/* the deepest box's */
 	__u64 total;
 };
 
@@ -131,18 +131,9 @@ static int path_of(struct graph *g, size_t i, const struct sw_stack *st,
 static int add_box(struct graph *g, size_t depth, __u64 start, __u64 count,
 		   struct node node)
 {
-	if (g->nboxes == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 256;
-		struct box *v = realloc(g->boxes, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		g->boxes = v;
-		g->cap = cap;
-	}
+	if (VEC_GROW(g->boxes, g->nboxes, g->cap, 256))
+		return -ENOMEM;
 	g->boxes[g->nboxes++] = (struct box){ depth, start, count, node };
-	if (depth > g->depth)
-		g->depth = depth;
 	return 0;
 }
 
@@ -294,10 +285,31 @@ static void write_box(FILE *out, const struct graph *g, const struct box *b,
 	fputs("</text></g>\n", out);
 }
 
+/* Whether b is wide enough to be drawn at all. */
+static bool drawn(const struct graph *g, const struct box *b)
+{
+	return g->total && (double)b->count * (WIDTH - 2 * PAD) / g->total >= MIN_W;
+}
+
+/*
+ * The deepest box drawn: a stack too narrow to see must not make the
+ * graph pages tall and empty above what can be seen.
+ */
+static size_t drawn_depth(const struct graph *g)
+{
+	size_t depth = 0;
+
+	for (size_t i = 0; i < g->nboxes; i++)
+		if (drawn(g, &g->boxes[i]) && g->boxes[i].depth > depth)
+			depth = g->boxes[i].depth;
+	return depth;
+}
+
 static void write_svg(FILE *out, const struct graph *g, const struct sw_run *run)
 {
-	int height = TOP + (int)(g->depth + 1) * FRAME_H + BOTTOM;
-	double y0 = TOP + (double)g->depth * FRAME_H;	/* the root's top */
+	size_t depth = drawn_depth(g);
+	int height = TOP + (int)(depth + 1) * FRAME_H + BOTTOM;
+	double y0 = TOP + (double)depth * FRAME_H;	/* the root's top */
 
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" "
@@ -348,7 +360,7 @@ static void write_svg(FILE *out, const struct graph *g, const struct sw_run *run
 	for (size_t i = 0; i < g->nboxes; i++) {
 		const struct box *b = &g->boxes[i];
 
-		if (g->total && (double)b->count * (WIDTH - 2 * PAD) / g->total >= MIN_W)
+		if (drawn(g, b))
 			write_box(out, g, b, y0);
 	}
 	fprintf(out, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n"
