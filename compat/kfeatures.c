@@ -224,8 +224,7 @@ static void probe_kinds(struct sw_features *f)
 	 * before 4.14 syscalls:* events (only 4.14 made them BPF-capable):
 	 * neither can be probed without attaching, so the release decides.
 	 */
-	if (f->version < SW_KVERSION(4, 3, 0) ||
-	    (f->legacy && f->legacy < SW_KVERSION(4, 3, 0)))
+	if (f->version < SW_KVERSION(4, 3, 0))
 		f->uprobes = false;
 }
 
@@ -242,6 +241,8 @@ int kfeatures_prepare(struct sw_features *f)
 		if (err)
 			f->tracefs[0] = 0;
 		probe_kinds(f);
+		if (f->legacy)
+			mask_to(f, f->legacy);
 	}
 	return err;
 }

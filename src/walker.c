@@ -416,11 +416,15 @@ static int attach_follow(struct walker *w)
 	return add_attachment(w, bpf_program__fd(w->exit_kprobe), &s);
 }
 
+/* attach_err while attaching: a link may take it, or it goes alone */
+#define ATTACH_LINKABLE	(-EAGAIN)
+#define ATTACH_ALONE	1
+
 /* Whether tg can share a BPF link with other targets: see attach_multi(). */
 static bool multi_ok(const struct walker *w, const struct sw_target *tg)
 {
 	/* a tail call must stay in its program's type, attach type and all */
-	if (w->d->tail_calls || w->f->legacy)
+	if (w->d->tail_calls)
 		return false;
 	return tg->spec.kind == SW_PROBE_UPROBE && w->f->link_uprobe_multi;
 }
@@ -511,7 +515,7 @@ static int attach_split(struct walker *w, struct sw_targets *t, size_t *ix,
  * Where the kernel has multi-probe links, the targets that can share one
  * are attached in groups: a wildcard over a whole library takes seconds,
  * not minutes, to attach and to detach.  The rest are marked for the
- * one-by-one way (attach_err = 1).
+ * one-by-one way (attach_err = ATTACH_ALONE).
  */
 static int attach_multi(struct walker *w, struct sw_targets *t)
 {
@@ -519,20 +523,20 @@ static int attach_multi(struct walker *w, struct sw_targets *t)
 	int err = ix ? 0 : -ENOMEM;
 
 	for (size_t i = 0; i < t->n; i++)
-		t->v[i].attach_err = multi_ok(w, &t->v[i]) ? -EAGAIN : 1;
+		t->v[i].attach_err = multi_ok(w, &t->v[i]) ? ATTACH_LINKABLE : ATTACH_ALONE;
 	for (size_t i = 0; !err && i < t->n; i++) {
 		struct sw_target *tg = &t->v[i];
 		const struct bpf_program *p;
 		int mfd;
 
-		if (tg->attach_err != -EAGAIN)
+		if (tg->attach_err != ATTACH_LINKABLE)
 			continue;
 		n = 0;
 		for (size_t j = i; j < t->n; j++)
-			if (t->v[j].attach_err == -EAGAIN && same_link(w, tg, &t->v[j]))
+			if (t->v[j].attach_err == ATTACH_LINKABLE && same_link(w, tg, &t->v[j]))
 				ix[n++] = j;
 		if (n == 1) {
-			tg->attach_err = 1;
+			tg->attach_err = ATTACH_ALONE;
 			continue;
 		}
 		p = target_prog(w, tg);
@@ -540,7 +544,7 @@ static int attach_multi(struct walker *w, struct sw_targets *t)
 		if (mfd < 0) {
 			/* the kernel said it had them: one by one, then */
 			for (size_t j = 0; j < n; j++)
-				t->v[ix[j]].attach_err = 1;
+				t->v[ix[j]].attach_err = ATTACH_ALONE;
 			continue;
 		}
 		err = attach_split(w, t, ix, n, bpf_program__fd(p), mfd);
@@ -575,7 +579,7 @@ int walker_attach(struct walker *w, struct sw_targets *t,
 	for (size_t i = 0; i < t->n; i++) {
 		struct sw_target *tg = &t->v[i];
 
-		if (t->n == 1 || tg->attach_err == 1) {
+		if (t->n == 1 || tg->attach_err == ATTACH_ALONE) {
 			err = add_attachment(w, bpf_program__fd(target_prog(w, tg)),
 					     &tg->spec);
 			tg->attach_err = err;

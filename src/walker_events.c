@@ -70,13 +70,18 @@ static struct sw_event *new_event(struct batch *b, __u64 ts, __u32 tid,
 	return ev;
 }
 
-/* The process, comm, stop reasons and frames of f into ev. */
+/* The process, comm and stop reasons of a key's (or explain record's) header. */
+static void event_header(struct sw_event *ev, const struct sw_key_hdr *h)
+{
+	ev->stack.tgid = h->tgid;
+	memcpy(ev->stack.comm, h->comm, SW_COMM_LEN);
+	ev->stack.kstop = h->kstop;
+	ev->stack.ustop = h->ustop;
+}
+
 static void key_event(struct sw_event *ev, const struct key_frames *f)
 {
-	ev->stack.tgid = f->h->tgid;
-	memcpy(ev->stack.comm, f->h->comm, SW_COMM_LEN);
-	ev->stack.kstop = f->h->kstop;
-	ev->stack.ustop = f->h->ustop;
+	event_header(ev, f->h);
 	event_frames(ev, f);
 }
 
@@ -85,7 +90,7 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 {
 	struct batch *b = ctx;
 	const struct sw_event_hdr *e = data;
-	struct key_frames *f;
+	struct key_frames f;	/* 2 KiB: on the stack, not a malloc an event */
 	struct sw_event *ev;
 
 	(void)cpu;
@@ -100,20 +105,11 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 			return;
 		}
 		memcpy(copy, x, sizeof(*copy));
-		ev->stack.tgid = x->h.tgid;
-		memcpy(ev->stack.comm, x->h.comm, SW_COMM_LEN);
-		ev->stack.kstop = x->h.kstop;
-		ev->stack.ustop = x->h.ustop;
+		event_header(ev, &x->h);
 		explain_frames(ev, copy, b->w->user_events);
 	} else {
-		f = malloc(sizeof(*f));
-		if (!f) {
-			b->err = -ENOMEM;
-			return;
-		}
-		walker_key_frames(b->w, e + 1, false, f);
-		key_event(ev, f);
-		free(f);
+		walker_key_frames(b->w, e + 1, false, &f);
+		key_event(ev, &f);
 	}
 	b->n++;
 }

@@ -49,9 +49,6 @@ const struct walker_desc *walkers_pick(const struct sw_features *f,
 	for (size_t i = 0; i < sizeof(walkers_auto) / sizeof(walkers_auto[0]); i++) {
 		const struct walker_desc *d = walkers_auto[i];
 
-		/* forced legacy mode is there to run the old kernels' walker */
-		if (f->legacy && d->kind != SW_WALKER_FP)
-			continue;
 		if (!d->refuse(f, n, msg, len)) {
 			*why = d->why(f, n);
 			return d;
