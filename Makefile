@@ -92,7 +92,7 @@ $(GEN): gen/walker.py | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(PYTHON) gen/walker.py $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/common.bpf.h bpf/stackwalk.h $(GEN) | $(BUILD)/.deps
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(GEN) | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CLANG) $(BPFCFLAGS) -c $< -o $@
 

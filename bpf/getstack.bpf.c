@@ -5,6 +5,12 @@
  * is equal -- no stack ids, hence no id collisions.
  */
 #include "common.bpf.h"
+#include "cfi_walk.bpf.h"
+
+/* where the cfi walker finds the user registers: see cfi_user_regs() */
+#define GS_NO_CFI	0
+#define GS_CFI_USER	1	/* a uprobe: ctx */
+#define GS_CFI_KERNEL	2	/* the kernel stack holding sp */
 
 #define GS_COUNTS(n)							\
 struct {								\
@@ -66,6 +72,26 @@ static __always_inline __u32 gs_frames(void *ctx, __u64 *buf, __u64 flags,
 }
 
 /*
+ * The cfi walker's user frames into buf, zero-padded to 127 slots as
+ * bpf_get_stack leaves them; their number.  sp: an address on the task's
+ * kernel stack, for a kernel event.
+ */
+static __always_inline __u64 gs_cfi_frames(void *ctx, const struct sw_config *cfg,
+					   __u64 id, __u64 *buf, const int cfi,
+					   __u64 sp, __u8 *ustop)
+{
+	__u64 pc = 0, usp = 0, bp = 0;
+
+	for (int i = 0; i < SW_MAX_FRAMES; i++)
+		*(volatile __u64 *)&buf[i] = 0;
+	if (!cfi_user_regs(ctx, cfg, cfi == GS_CFI_USER, sp, &pc, &usp, &bp)) {
+		*ustop = SW_STOP_NO_USER;
+		return 0;
+	}
+	return cfi_walk(id >> 32, pc, usp, bp, buf, ustop);
+}
+
+/*
  * The helpers zero only the rest of their own 127 slots, from where each
  * side starts: a key of the largest class, up to 256 slots, can still hold
  * frames of an earlier, deeper event past nk + 127, and two keys of one
@@ -104,7 +130,8 @@ static __always_inline void gs_count(struct sw_gs_key *key, __u32 n)
 
 /* emit: one record per event (stacksnoop); else count (stackcount) */
 static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
-				    const int uentry, const int emit)
+				    const int uentry, const int emit,
+				    const int cfi)
 {
 	struct sw_gs_record *rec;
 	struct sw_config *cfg;
@@ -126,7 +153,9 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 			       kentry && (cfg->flags & SW_CFG_KENTRY), sp);
 	/* the user frames' start, bounded for the verifier: 127 + a caller */
 	nk = sw_bound(nk, SW_MAX_FRAMES + 1);
-	if (cfg->flags & SW_CFG_USTACK)
+	if ((cfg->flags & SW_CFG_USTACK) && cfi)
+		nu = gs_cfi_frames(ctx, cfg, id, &key->ip[nk], cfi, sp, &key->h.ustop);
+	else if (cfg->flags & SW_CFG_USTACK)
 		nu = gs_frames(ctx, &key->ip[nk], BPF_F_USER_STACK, uentry, sp);
 	else
 		key->ip[nk] = 0;
@@ -257,7 +286,8 @@ static __always_inline __u64 gsc_frames(void *ctx, __u64 *region,
 }
 
 static __always_inline int gsc_event(void *ctx, __u64 sp, const int kentry,
-				     const int uentry, const int emit)
+				     const int uentry, const int emit,
+				     const int cfi)
 {
 	struct gsc_scratch *s;
 	struct sw_config *cfg;
@@ -275,8 +305,12 @@ static __always_inline int gsc_event(void *ctx, __u64 sp, const int kentry,
 	if (cfg->flags & SW_CFG_KSTACK)
 		nk = gsc_frames(ctx, s->k, 0,
 				kentry && (cfg->flags & SW_CFG_KENTRY), sp);
-	if (cfg->flags & SW_CFG_USTACK)
+	if ((cfg->flags & SW_CFG_USTACK) && cfi) {
+		s->u[1 + SW_MAX_FRAMES] = 0;
+		nu = gs_cfi_frames(ctx, cfg, id, &s->u[1], cfi, sp, &s->key.h.ustop);
+	} else if (cfg->flags & SW_CFG_USTACK) {
 		nu = gsc_frames(ctx, s->u, BPF_F_USER_STACK, uentry, sp);
+	}
 	if (gsc_side(s, s->k, nk, &s->key.kid) ||
 	    gsc_side(s, s->u, nu, &s->key.uid))
 		return 0;
@@ -296,24 +330,46 @@ static __always_inline int gsc_event(void *ctx, __u64 sp, const int kentry,
 #define GS_PROGRAMS(sfx, event, emit)					\
 SEC("kprobe") int gs_kprobe##sfx(struct pt_regs *ctx)			\
 {									\
-	return event(ctx, PT_REGS_SP(ctx), 1, 0, emit);			\
+	return event(ctx, PT_REGS_SP(ctx), 1, 0, emit, GS_NO_CFI);	\
 }									\
 SEC("kprobe") int gs_uprobe_entry##sfx(struct pt_regs *ctx)		\
 {									\
-	return event(ctx, PT_REGS_SP(ctx), 0, 1, emit);			\
+	return event(ctx, PT_REGS_SP(ctx), 0, 1, emit, GS_NO_CFI);	\
 }									\
 SEC("kprobe") int gs_uprobe##sfx(struct pt_regs *ctx)			\
 {									\
-	return event(ctx, 0, 0, 0, emit);				\
+	return event(ctx, 0, 0, 0, emit, GS_NO_CFI);			\
 }									\
 SEC("tracepoint") int gs_tp##sfx(void *ctx)				\
 {									\
-	return event(ctx, 0, 0, 0, emit);				\
+	return event(ctx, 0, 0, 0, emit, GS_NO_CFI);			\
+}
+
+/*
+ * The cfi walker's (5.3+): user frames from the unwind tables.  The rule
+ * at the exact PC finds the caller at a function's entry too, so there is
+ * no uprobe_entry variant.  sp: an address on the kernel stack.
+ */
+#define GS_CFI_PROGRAMS(sfx, event, emit)				\
+SEC("kprobe") int gs_cfi_kprobe##sfx(struct pt_regs *ctx)		\
+{									\
+	return event(ctx, PT_REGS_SP(ctx), 1, 0, emit, GS_CFI_KERNEL);	\
+}									\
+SEC("kprobe") int gs_cfi_uprobe##sfx(struct pt_regs *ctx)		\
+{									\
+	return event(ctx, 0, 0, 0, emit, GS_CFI_USER);			\
+}									\
+SEC("tracepoint") int gs_cfi_tp##sfx(void *ctx)				\
+{									\
+	return event(ctx, sw_frame_pointer(), 0, 0, emit, GS_CFI_KERNEL); \
 }
 
 GS_PROGRAMS(, gs_event, 0)
 GS_PROGRAMS(_e, gs_event, 1)
 /* counting with small keys: see gsc_event() */
 GS_PROGRAMS(_small, gsc_event, 0)
+GS_CFI_PROGRAMS(, gs_event, 0)
+GS_CFI_PROGRAMS(_e, gs_event, 1)
+GS_CFI_PROGRAMS(_small, gsc_event, 0)
 
 SW_FOLLOW_PROGRAMS()

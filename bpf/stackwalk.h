@@ -90,6 +90,19 @@ enum sw_stop {
 	SW_STOP_NR,
 };
 
+/*
+ * cfi walker: how each user frame was found, in the bits of its address
+ * that no user address uses; the frontend takes them out again.
+ */
+#define SW_HOW_SHIFT	60
+#define SW_HOW_MASK	(3ULL << SW_HOW_SHIFT)
+enum sw_how {
+	SW_HOW_REGS,		/* the registers where the event fired */
+	SW_HOW_CFI,		/* the unwind table's rule at the frame's PC */
+	SW_HOW_FP,		/* no rule there: a frame-pointer step */
+	SW_HOW_SIGNAL,		/* the registers a signal frame saved */
+};
+
 /* Every key starts with this; tgid 0 and empty comm when not per process. */
 struct sw_key_hdr {
 	__u32 tgid;
