@@ -44,7 +44,7 @@ BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
 SW_SRCS   := src/session.c src/explain.c src/walker.c src/walker_read.c src/walker_events.c src/walkers.c \
-             src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
+             src/walker_cfi.c src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/unwind.c src/cfi.c src/cfi_cache.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
              src/calib.c src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c \
              compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
@@ -109,9 +109,11 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 $(BUILD)/gen/sources.c: gen/embed.py bpf/stackwalk.h bpf/common.bpf.h \
-		bpf/getstack.bpf.c bpf/stackmap.bpf.c bpf/fp.bpf.c $(GEN)
+		bpf/getstack.bpf.c bpf/stackmap.bpf.c bpf/fp.bpf.c bpf/cfi.h \
+		bpf/cfi_walk.bpf.h $(GEN)
 	$(PYTHON) gen/embed.py $@ \
-		getstack=bpf/stackwalk.h,bpf/common.bpf.h,bpf/getstack.bpf.c \
+		cfi=bpf/stackwalk.h,bpf/common.bpf.h,bpf/cfi.h,bpf/cfi_walk.bpf.h,bpf/getstack.bpf.c \
+		getstack=bpf/stackwalk.h,bpf/common.bpf.h,bpf/cfi.h,bpf/cfi_walk.bpf.h,bpf/getstack.bpf.c \
 		stackmap=bpf/stackwalk.h,bpf/common.bpf.h,bpf/stackmap.bpf.c \
 		fp=bpf/stackwalk.h,bpf/common.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/fp.bpf.c
 

@@ -107,6 +107,118 @@ static __always_inline __u64 cfi_read(__u64 addr, int *ok)
 }
 
 /*
+ * The walk's registers between frames, and the rule of the frame at
+ * hand.  They live in map memory, not in BPF registers: the verifier then
+ * knows nothing of their values, and the step below is straight code (a
+ * frame-pointer step is the rule "CFA = %rbp+16, %rbp saved at CFA-16"),
+ * so each frame costs the verifier a few paths, not one for every mix of
+ * constants the frames before it set.
+ */
+struct cfi_state {
+	__u64 pc, sp, bp;
+	__u64 adj;		/* 1: pc is a return address, look up pc - 1 */
+	__u64 how;		/* how pc was found: SW_HOW_* */
+	__u64 bp_ok;		/* bp holds the frame's %rbp */
+	/* the rule: CFA = (from_bp ? bp : sp) + off; rbp as sw_cfi_row.rbp */
+	__u64 kind, from_bp, off;
+	__s64 rbp;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cfi_state);
+} cfi_state SEC(".maps");
+
+/* v ? a : b for v 0 or 1, without a jump */
+static __always_inline __u64 cfi_pick(__u64 v, __u64 a, __u64 b)
+{
+	return b ^ ((a ^ b) & -v);
+}
+
+/* The rule for st->pc into st: SW_CFI_NONE where no row covers it. */
+static __always_inline void cfi_rule(__u32 tgid, __u32 nr, struct cfi_state *st)
+{
+	__u64 pc = st->pc - st->adj;
+	struct sw_cfi_map *m;
+	struct sw_cfi_row *r = NULL;
+
+	st->kind = SW_CFI_NONE;
+	m = cfi_find_map(tgid, nr, pc);
+	if (m && pc - m->bias < (1ULL << 32))
+		r = cfi_find_row(m, pc - m->bias);
+	if (!r)
+		return;
+	st->kind = r->kind;
+	st->off = (__u64)r->cfa * 8;
+	st->rbp = r->rbp;
+}
+
+/*
+ * One frame: st moves to the caller.  Returns 0 to go on, else the
+ * SW_STOP_* that ends the walk.
+ */
+static __always_inline int cfi_step(__u32 tgid, __u32 nr, struct cfi_state *st)
+{
+	__u64 sp = st->sp, bp = st->bp, cfa, kind, lost, saved, nbp = 0, ra = 0;
+	long err = 0;
+
+	cfi_rule(tgid, nr, st);
+	kind = st->kind;
+	if (kind == SW_CFI_END)
+		return SW_STOP_END;
+	if (kind == SW_CFI_SIGNAL) {
+		/* the interrupted registers, in the ucontext at sp */
+		err |= bpf_probe_read(&st->pc, 8, (void *)(sp + SW_CFI_SIG_RIP));
+		err |= bpf_probe_read(&st->bp, 8, (void *)(sp + SW_CFI_SIG_RBP));
+		err |= bpf_probe_read(&st->sp, 8, (void *)(sp + SW_CFI_SIG_RSP));
+		st->bp_ok = 1;
+		st->adj = 0;
+		st->how = SW_HOW_SIGNAL;
+		return err ? SW_STOP_UNREADABLE : 0;
+	}
+	if (kind == SW_CFI_RSP || kind == SW_CFI_PLT ||
+	    (kind == SW_CFI_RBP && st->bp_ok)) {
+		st->from_bp = kind == SW_CFI_RBP;
+		/* a PLT entry past its push: one more word (bpf/cfi.h) */
+		st->off += 8 & -(__u64)(kind == SW_CFI_PLT &&
+					(st->pc & 15) >= (__u64)(__u8)st->rbp);
+		if (kind == SW_CFI_PLT)
+			st->rbp = 0;
+		st->how = SW_HOW_CFI;
+	} else if (st->bp_ok) {
+		/* no rule here, or none we can use: a frame-pointer step */
+		st->from_bp = 1;
+		st->off = 16;
+		st->rbp = -2;
+		st->how = SW_HOW_FP;
+	} else {
+		return SW_STOP_UNREADABLE;
+	}
+	cfa = cfi_pick(st->from_bp, bp, sp) + st->off;
+	err |= bpf_probe_read(&ra, 8, (void *)(cfa - 8));
+	/* the caller's %rbp: read where it was saved (rbp < 0), or kept */
+	saved = (__u64)st->rbp >> 63;
+	lost = st->rbp == SW_CFI_RBP_LOST;
+	if (saved)
+		err |= bpf_probe_read(&nbp, 8, (void *)(cfa + st->rbp * 8));
+	st->bp = cfi_pick(saved, nbp, bp);
+	st->bp_ok = cfi_pick(lost, 0, cfi_pick(saved, 1, st->bp_ok));
+	st->sp = cfa;
+	st->pc = ra;
+	st->adj = 1;
+	if (err)
+		return SW_STOP_UNREADABLE;
+	/* a 0 return address ends a stack (see walker_frames_fixup) */
+	if (!ra)
+		return SW_STOP_END;
+	if (ra >= SW_CFI_USER_MAX)
+		return SW_STOP_UNREADABLE;
+	return 0;
+}
+
+/*
  * The user frames from (pc, sp, bp) into buf, each tagged with how it was
  * found (SW_HOW_*, bpf/stackwalk.h); their number.  *stop says why the
  * walk ended.  The bounded loop is why this needs 5.3.
@@ -115,80 +227,35 @@ static __always_inline __u32 cfi_walk(__u32 tgid, __u64 pc, __u64 sp,
 				      __u64 bp, __u64 *buf, __u8 *stop)
 {
 	struct sw_cfi_proc *proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
-	__u32 nr = proc ? proc->nr : 0, n = 0;
-	__u64 how = SW_HOW_REGS, adj = 0, cfa, ra, kind, off, save;
-	int bp_ok = 1, ok;
-	struct sw_cfi_map *m;
-	struct sw_cfi_row *r;
+	__u32 nr = proc ? proc->nr : 0, n = 0, zero = 0;
+	struct cfi_state *st = bpf_map_lookup_elem(&cfi_state, &zero);
+	int why = SW_STOP_DEPTH;
 
-	*stop = SW_STOP_DEPTH;
+	if (!st)
+		return 0;
+	st->pc = pc;
+	st->sp = sp;
+	st->bp = bp;
+	st->adj = 0;
+	st->how = SW_HOW_REGS;
+	st->bp_ok = 1;
 	for (__u32 i = 0; i < SW_MAX_FRAMES; i++) {
-		buf[sw_bound(i, SW_MAX_FRAMES - 1)] = pc | how << SW_HOW_SHIFT;
+		buf[sw_bound(i, SW_MAX_FRAMES - 1)] = st->pc | st->how << SW_HOW_SHIFT;
 		n = i + 1;
-		r = NULL;
-		m = cfi_find_map(tgid, nr, pc - adj);
-		if (m && pc - adj - m->bias < (1ULL << 32))
-			r = cfi_find_row(m, pc - adj - m->bias);
-		kind = r ? r->kind : SW_CFI_NONE;
-		ok = 1;
-		if (kind == SW_CFI_END) {
-			*stop = SW_STOP_END;
+		why = cfi_step(tgid, nr, st);
+		if (why)
 			break;
-		}
-		if (kind == SW_CFI_SIGNAL) {
-			/* the interrupted registers, in the ucontext at sp */
-			pc = cfi_read(sp + SW_CFI_SIG_RIP, &ok);
-			bp = cfi_read(sp + SW_CFI_SIG_RBP, &ok);
-			sp = cfi_read(sp + SW_CFI_SIG_RSP, &ok);
-			bp_ok = 1;
-			adj = 0;
-			how = SW_HOW_SIGNAL;
-		} else if (kind == SW_CFI_RSP || kind == SW_CFI_PLT ||
-			   (kind == SW_CFI_RBP && bp_ok)) {
-			off = (__u64)r->cfa * 8;
-			cfa = (kind == SW_CFI_RBP ? bp : sp) + off;
-			if (kind == SW_CFI_PLT && (pc & 15) >= (__u64)(__u8)r->rbp)
-				cfa += 8;
-			ra = cfi_read(cfa - 8, &ok);
-			if (kind != SW_CFI_PLT && r->rbp == SW_CFI_RBP_LOST) {
-				bp_ok = 0;
-			} else if (kind != SW_CFI_PLT && r->rbp < 0) {
-				save = cfa + (__s64)r->rbp * 8;
-				bp = cfi_read(save, &ok);
-				bp_ok = 1;
-			}
-			sp = cfa;
-			pc = ra;
-			adj = 1;
-			how = SW_HOW_CFI;
-		} else if (bp_ok) {
-			/* no rule here (or none we can use): one fp step */
-			pc = cfi_read(bp + 8, &ok);
-			sp = bp + 16;
-			bp = cfi_read(bp, &ok);
-			adj = 1;
-			how = SW_HOW_FP;
-		} else {
-			*stop = SW_STOP_UNREADABLE;
-			break;
-		}
-		if (!ok) {
-			*stop = SW_STOP_UNREADABLE;
-			break;
-		}
-		/* a 0 return address ends a stack (see walker_frames_fixup) */
-		if (!pc || pc >= SW_CFI_USER_MAX) {
-			*stop = pc ? SW_STOP_UNREADABLE : SW_STOP_END;
-			break;
-		}
+		why = SW_STOP_DEPTH;
 	}
+	*stop = why;
 	return n;
 }
 
 /*
  * The user registers of the event: a uprobe's ctx, or those saved at the
- * top of the task's kernel stack (any address on that stack finds it) for
- * a kprobe or tracepoint.  0 when there are none (a kernel thread, an IRQ
+ * top of the task's kernel stack for a kprobe or tracepoint; any address
+ * on that stack finds it: task_struct.stack where BTF says where that is,
+ * else kstack (%rsp, the program's frame pointer).  0 when there are none (a kernel thread, an IRQ
  * stack, a 32-bit task).
  */
 static __always_inline int cfi_user_regs(void *ctx, const struct sw_config *cfg,
@@ -207,6 +274,11 @@ static __always_inline int cfi_user_regs(void *ctx, const struct sw_config *cfg,
 		*sp = PT_REGS_SP(r);
 		*bp = PT_REGS_FP(r);
 		return 1;
+	}
+	if (cfg->task_stack_off) {
+		__u64 task = bpf_get_current_task();
+
+		kstack = cfi_read(task + cfg->task_stack_off, &ok);
 	}
 	regs = sw_user_regs(cfg, kstack);
 	cs = cfi_read(regs + SW_PT_REGS_CS, &ok);

@@ -46,6 +46,12 @@ struct sw_config {
 	 */
 	__u32 thread_size;
 	__u32 stack_padding;
+	/*
+	 * task_struct.stack, where the kernel stack holding those registers
+	 * begins (0: unknown): from 6.13 a program may run on a stack of its
+	 * own, and its frame pointer then finds nothing.
+	 */
+	__u32 task_stack_off;
 	/* sched_process_fork's child_pid moved between kernels: 44, then 20 */
 	__u32 fork_child_off;
 	/* stacksnoop on 4.1-4.3: tags our trace_printk lines in trace_pipe */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "kfeatures.h"
@@ -40,6 +41,57 @@ static bool probe_big_keys(void)
 	if (fd < 0)
 		return false;
 	close(fd);
+	return true;
+}
+
+/*
+ * Where task_struct keeps its kernel stack's base, from the kernel's BTF;
+ * 0 when unknown.  From 6.13 the JIT may run a program on a per-CPU stack
+ * of its own, so its frame pointer no longer finds the task's stack.
+ */
+static __u32 task_stack_offset(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_member *m;
+	const struct btf_type *t;
+	__u32 off = 0;
+	int id;
+
+	if (!btf)
+		return 0;
+	id = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	m = t ? btf_members(t) : NULL;
+	for (int i = 0; t && i < btf_vlen(t); i++, m++) {
+		const char *name = btf__name_by_offset(btf, m->name_off);
+
+		if (name && !strcmp(name, "stack")) {
+			off = btf_member_bit_offset(t, i) / 8;
+			break;
+		}
+	}
+	btf__free(btf);
+	return off;
+}
+
+/*
+ * Whether the verifier takes a bounded loop (5.3): before, any backward
+ * jump is refused ("back-edge").  r0 counts 0..3; nothing runs.
+ */
+static bool probe_loops(void)
+{
+	struct bpf_insn loop[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
+		{ .code = BPF_JMP | BPF_JGT | BPF_K, .dst_reg = BPF_REG_0, .off = 1, .imm = 3 },
+		{ .code = BPF_JMP | BPF_JA, .off = -3 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", loop, 5, NULL);
+
+	if (prog < 0)
+		return false;
+	close(prog);
 	return true;
 }
 
@@ -200,6 +252,8 @@ static void mask_to(struct sw_features *f, __u32 v)
 		f->helper_get_stack = f->btf = false;
 	if (v < SW_KVERSION(4, 20, 0))
 		f->uprobe_ref_ctr = false;
+	if (v < SW_KVERSION(5, 3, 0))
+		f->prog_loops = false;
 	if (v < SW_KVERSION(5, 11, 0))
 		f->map_big_keys = false;
 	if (v < SW_KVERSION(6, 6, 0))
@@ -287,6 +341,7 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 	f->map_big_keys = probe_big_keys();
 	if (f->prog_kprobe) {
 		f->link_uprobe_multi = probe_uprobe_multi();
+		f->prog_loops = probe_loops();
 	}
 
 	if (!read_int("/sys/bus/event_source/devices/kprobe/type", &v)) {
@@ -306,6 +361,8 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 			     f->version >= SW_KVERSION(4, 14, 0);
 
 	f->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	if (f->btf)
+		f->task_stack_off = task_stack_offset();
 	f->jit = !read_int("/proc/sys/net/core/bpf_jit_enable", &v) && v > 0;
 	read_config(f);
 	/* a long read: only where the answer can matter */
@@ -343,6 +400,7 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "STACK_TRACE map, get_stackid (4.6)", yes(f->helper_stackid && f->map_stack_trace));
 	fprintf(out, "%-34s %s\n", "per-CPU maps (4.6)", yes(f->map_percpu));
 	fprintf(out, "%-34s %s\n", "get_stack (4.18)", yes(f->helper_get_stack));
+	fprintf(out, "%-34s %s\n", "bounded loops (5.3)", yes(f->prog_loops));
 	fprintf(out, "%-34s %s%s\n", "hash keys over 512 bytes (5.11)",
 		yes(f->map_big_keys),
 		f->small_keys_forced ? " (STACKWALK_SMALL_KEYS=1)" : "");
@@ -362,4 +420,9 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "RLIMIT_MEMLOCK raised or unneeded", yes(f->memlock_ok));
 	fprintf(out, "%-34s %u bytes, %u padding\n", "kernel stack (THREAD_SIZE)",
 		f->thread_size, f->stack_padding);
+	if (f->task_stack_off)
+		fprintf(out, "%-34s +%u (BTF)\n", "task_struct.stack", f->task_stack_off);
+	else
+		fprintf(out, "%-34s unknown (no BTF): found from the BPF stack\n",
+			"task_struct.stack");
 }

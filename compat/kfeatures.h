@@ -31,6 +31,7 @@ struct sw_features {
 	bool helper_pid, helper_comm, helper_cpu, helper_tail_call, helper_output;
 	bool helper_stackid, helper_get_stack;
 	bool map_stack_trace, map_percpu, map_perf_array, map_prog_array;
+	bool prog_loops;	/* the verifier takes bounded loops (5.3) */
 	bool map_big_keys;	/* hash keys over 512 bytes (5.11) */
 	bool small_keys_forced;	/* STACKWALK_SMALL_KEYS=1 cleared it */
 
@@ -57,6 +58,7 @@ struct sw_features {
 	bool btf, jit;
 	bool memlock_ok;	/* RLIMIT_MEMLOCK raised (or not needed) */
 	__u32 thread_size, stack_padding;
+	__u32 task_stack_off;	/* task_struct.stack, from BTF; 0: unknown */
 	__u32 jit_frame_off;	/* see struct sw_config */
 	char tracefs[PATH_MAX];	/* "" until sw_tracefs() mounts or finds it */
 };

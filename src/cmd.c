@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include "cmd.h"
 
@@ -115,6 +118,97 @@ int cmd_resume(struct sw_cmd *c)
 		return 0;
 	c->stop_at_exec = false;
 	return ptrace(PTRACE_DETACH, c->pid, NULL, NULL) ? -errno : 0;
+}
+
+/*
+ * The span of the file mapped at addr in pid, over all its mappings
+ * (the loader has several segments); whether that file is the program
+ * itself (no loader: a static program).
+ */
+static int span_of(pid_t pid, unsigned long long addr, unsigned long long *lo,
+		   unsigned long long *hi, bool *is_exe)
+{
+	char path[64], line[4400], file[4096] = "", exe[4096];
+	unsigned long long s, e;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	/* first the file that holds addr, then every mapping of it */
+	for (int pass = 0; pass < 2; pass++) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f)) {
+			char *name = strchr(line, '/');
+
+			if (!name || sscanf(line, "%llx-%llx", &s, &e) != 2)
+				continue;
+			name[strcspn(name, "\n")] = 0;
+			if (!pass && addr >= s && addr < e) {
+				snprintf(file, sizeof(file), "%s", name);
+				*lo = s;
+				*hi = e;
+			} else if (pass && file[0] && !strcmp(name, file)) {
+				*lo = s < *lo ? s : *lo;
+				*hi = e > *hi ? e : *hi;
+			}
+		}
+	}
+	fclose(f);
+	*is_exe = !strcmp(file, exe);
+	return file[0] ? 0 : -ENOENT;
+}
+
+int cmd_run_loader(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid),
+		   void *ctx)
+{
+	unsigned long long lo = 0, hi = 0;
+	struct user_regs_struct r;
+	bool is_exe, entry = true;
+	long nr = -1, prot = 0;
+	int st, sig = 0, err;
+
+	if (!c->stop_at_exec)
+		return 0;
+	if (ptrace(PTRACE_GETREGS, c->pid, NULL, &r))
+		return -errno;
+	fn(ctx, c->pid);
+	err = span_of(c->pid, r.rip, &lo, &hi, &is_exe);
+	if (err || is_exe)
+		return err;
+	if (ptrace(PTRACE_SETOPTIONS, c->pid, NULL, (void *)PTRACE_O_TRACESYSGOOD))
+		return -errno;
+	for (;;) {
+		if (ptrace(PTRACE_SYSCALL, c->pid, NULL, (void *)(long)sig))
+			return -errno;
+		sig = 0;
+		if (waitpid(c->pid, &st, 0) != c->pid)
+			return -errno;
+		if (!WIFSTOPPED(st))
+			return -ECHILD;		/* it ended: nothing to hold */
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+			sig = WSTOPSIG(st);	/* a signal: pass it on */
+			continue;
+		}
+		if (ptrace(PTRACE_GETREGS, c->pid, NULL, &r))
+			return -errno;
+		if (entry) {
+			/* the loader is done: other code makes a syscall */
+			if (r.rip < lo || r.rip >= hi)
+				return 0;
+			nr = r.orig_rax;
+			prot = r.rdx;
+		} else if (nr == SYS_mmap && (prot & PROT_EXEC) &&
+			   (long long)r.rax >= 0) {
+			fn(ctx, c->pid);
+		}
+		entry = !entry;
+	}
 }
 
 int cmd_exit_code(int wstatus)

@@ -30,6 +30,16 @@ int cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask);
  */
 int cmd_go(struct sw_cmd *c);
 int cmd_resume(struct sw_cmd *c);
+/*
+ * Held at its first instruction: run it until its dynamic loader has
+ * mapped the libraries it starts with, syscall by syscall while the
+ * loader runs, and hold it again at its first syscall made from other
+ * code.  fn hears of the first image and of each mapping of code the
+ * loader makes, while the command waits.  A static program is held where
+ * it was.  0, or -errno (it is then held wherever it got to).
+ */
+int cmd_run_loader(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid),
+		   void *ctx);
 /* Exit status as a shell reports it (128+N for signal N). */
 int cmd_exit_code(int wstatus);
 

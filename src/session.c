@@ -17,12 +17,15 @@
 #include "procs.h"
 #include "sideband.h"
 #include "symbolize.h"
+#include "unwind.h"
 #include "untrusted.h"
 #include "version.h"
 #include "../compat/semaphore.h"
 #include "vec.h"
 
 #define DEFAULT_STORAGE 16384
+/* 1M rows: a python3.11 process with its libraries needs ~110,000 */
+#define DEFAULT_UNWIND_MB 8
 /* How long COMMAND has to end on SIGTERM before it gets SIGKILL. */
 #define CMD_GRACE_MS 5000
 
@@ -98,6 +101,7 @@ void session_opts_init(struct session_opts *o, const char *tool, char **argv,
 	o->tool = tool;
 	o->cpu = -1;
 	o->storage = DEFAULT_STORAGE;
+	o->unwind_mb = DEFAULT_UNWIND_MB;
 	for (int i = 1; i < *argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			o->command = &argv[i + 1];
@@ -142,13 +146,19 @@ int session_option(struct session_opts *o, int c, const char *arg)
 	case OPT_WALKER:
 		if (walkers_parse(arg, &o->walker))
 			return session_die(t, "unknown walker '%s'; use auto, "
-					   "getstack, stackmap or fp", arg) + 1;
+					   "cfi, getstack, stackmap or fp", arg) + 1;
 		return 0;
 	case OPT_STORAGE:
 		if (session_parse_long(arg, 1, 1 << 24, &v))
 			return session_die(t, "invalid stack storage size '%s'; "
 					   "give a number of stacks", arg) + 1;
 		o->storage = v;
+		return 0;
+	case OPT_UNWIND_MEMORY:
+		if (session_parse_long(arg, 1, 1024, &v))
+			return session_die(t, "invalid --unwind-memory '%s'; give "
+					   "MiB for unwind tables, 1 to 1024", arg) + 1;
+		o->unwind_mb = v;
 		return 0;
 	case OPT_LEGACY:
 		if (kversion_parse(arg ? arg : "4.4", &o->legacy) ||
@@ -395,6 +405,7 @@ static int plan(struct session *s)
 	wo->cpu = o->cpu;
 	wo->follow = o->command != NULL;
 	wo->storage = o->storage;
+	wo->cfi_rows = (__u64)o->unwind_mb * 1024 * 1024 / sizeof(struct sw_cfi_row);
 	wo->map_limit = map_limit();
 	wo->kernel_symbols = kernel_symbols;
 	wo->ksyms_ctx = s;
@@ -494,9 +505,17 @@ static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
 /* Exited processes kept before the first eviction, and added before each next. */
 #define EVICT_MIN 256
 
-static void prefetch(void *sym, uint32_t pid, const struct proc_map *m)
+/*
+ * A process mapped code: open its file while it can be seen, and (cfi
+ * walker) load its unwind table into the kernel.
+ */
+static void on_map(void *ctx, uint32_t pid, const struct proc_map *m)
 {
-	symbolizer_prefetch(sym, pid, m);
+	struct session *s = ctx;
+
+	symbolizer_prefetch(s->sym, pid, m);
+	if (s->unwind_live)
+		unwind_add_proc(s->unwind, pid);
 }
 
 /* The symbol sources, empty yet: kallsyms is read when first asked for. */
@@ -545,7 +564,7 @@ static int setup_symbols(struct session *s)
 	if (sideband_open(s->procs, &s->sb, s->o.sideband_pages))
 		s->sb = NULL;	/* fall back to /proc at print time */
 	else
-		sideband_on_map(s->sb, prefetch, s->sym);
+		sideband_on_map(s->sb, on_map, s);
 	if (s->o.pid && procs_trace(s->procs, s->o.pid))
 		return -ENOMEM;
 	if (s->o.pid)
@@ -629,8 +648,12 @@ static int spawn(struct session *s)
 {
 	int e;
 
-	/* held at its first instruction while its semaphores are set */
-	s->cmd.stop_at_exec = needs_semaphores(&s->targets);
+	/*
+	 * Held at its first instruction while its semaphores are set, and
+	 * (cfi walker) until the loader has mapped its libraries.
+	 */
+	s->cmd.stop_at_exec = needs_semaphores(&s->targets) ||
+			      s->wo.kind == SW_WALKER_CFI;
 	e = cmd_spawn(&s->cmd, s->o.command, &s->oldmask);
 	if (e) {
 		die(s, "cannot run %s: %s; check the command", s->o.command[0],
@@ -666,6 +689,53 @@ static void debug_attached(struct session *s)
 		ok - linked);
 }
 
+/* --debug, and a warning for tables that did not fit: never silently. */
+static void report_unwind(struct session *s, bool debug)
+{
+	struct unwind_stats st;
+
+	unwind_stats(s->unwind, &st);
+	if (debug)
+		fprintf(s->out, "unwind tables: %zu binaries, %zu rows, %zu of %llu "
+			"bytes; %zu processes, %zu mappings; %.1f ms\n",
+			st.cfi.tables, st.cfi.rows, st.cfi.bytes,
+			(unsigned long long)s->wo.cfi_rows * sizeof(struct sw_cfi_row),
+			st.procs, st.maps, st.ms);
+	if (st.cfi.no_room)
+		fprintf(stderr, "%s: the unwind tables of %zu binaries (%zu rows) "
+			"did not fit in --unwind-memory %u MiB: their frames are "
+			"found by frame pointers; give more\n", s->o.tool,
+			st.cfi.no_room, st.cfi.no_room_rows, s->o.unwind_mb);
+	if (st.procs_no_room || st.maps_no_room)
+		fprintf(stderr, "%s: %zu processes and %zu mappings had no room in "
+			"the unwind maps: their frames are found by frame "
+			"pointers\n", s->o.tool, st.procs_no_room, st.maps_no_room);
+}
+
+/*
+ * The cfi walker's tables for what is traced now: -p's process, or every
+ * process (a -- COMMAND's come as its loader maps them, see session_go).
+ */
+static int start_unwind(struct session *s)
+{
+	int rows, procs, maps, e;
+
+	if (walker_cfi_fds(s->w, &rows, &procs, &maps))
+		return 0;
+	e = unwind_new(&s->unwind, s->wo.cfi_rows, rows, procs, maps);
+	if (e)
+		return die(s, "cannot build unwind tables: %s", strerror(-e));
+	unwind_on_skip(s->unwind, warn_skip, s);
+	if (s->o.pid)
+		e = unwind_add_proc(s->unwind, s->o.pid);
+	else if (!s->o.command)
+		e = unwind_add_all(s->unwind);
+	if (e)
+		return die(s, "cannot load unwind tables into the kernel: %s",
+			   strerror(-e));
+	return 0;
+}
+
 /* The walker loaded, following COMMAND, attached: 0 or said. */
 static int start_walker(struct session *s)
 {
@@ -692,6 +762,9 @@ static int start_walker(struct session *s)
 	}
 	if (s->o.debug)
 		fprintf(s->out, "%s\n", walker_source(s->w));
+	e = start_unwind(s);
+	if (e)
+		return e;
 	e = s->have_cmd ? walker_follow(s->w, s->cmd.pid) : 0;
 	if (e)
 		return die(s, "cannot follow %s: %s", s->o.command[0], strerror(-e));
@@ -774,6 +847,10 @@ int session_start(struct session *s)
 		sideband_background_stop(s->sb);
 	if (e)
 		return e;
+	/* the drain thread has stopped: from now on mappings load tables */
+	s->unwind_live = s->unwind != NULL;
+	if (s->unwind && !s->o.command)
+		report_unwind(s, s->o.debug);
 	warn_skipped_targets(s);
 	if (s->o.pid && needs_semaphores(&s->targets)) {
 		e = semaphores(&s->targets, s->o.pid, 1);
@@ -789,6 +866,13 @@ int session_start(struct session *s)
 	return 0;
 }
 
+static void loader_mapped(void *ctx, pid_t pid)
+{
+	struct session *s = ctx;
+
+	unwind_add_proc(s->unwind, pid);
+}
+
 int session_go(struct session *s)
 {
 	int e;
@@ -802,6 +886,15 @@ int session_go(struct session *s)
 			die(s, "cannot set the USDT semaphores in %s: %s (only its "
 			    "own image's, not libraries', can be set at its "
 			    "start)", s->o.command[0], strerror(-e));
+		if (s->unwind) {
+			e = cmd_run_loader(&s->cmd, loader_mapped, s);
+			if (e)
+				fprintf(stderr, "%s: cannot follow the loader of %s: "
+					"%s; its libraries' frames may be found by "
+					"frame pointers\n", s->o.tool,
+					s->o.command[0], strerror(-e));
+			report_unwind(s, s->o.debug);
+		}
 		cmd_resume(&s->cmd);
 		e = 0;
 	}
@@ -1131,6 +1224,7 @@ void session_free(struct session *s)
 		waitpid(s->cmd.pid, NULL, 0);
 	}
 	sideband_free(s->sb);
+	unwind_free(s->unwind);
 	symbolizer_free(s->sym);
 	procs_free(s->procs);
 	probe_targets_free(&s->targets);

@@ -36,6 +36,7 @@ struct session_opts {
 	enum sw_walker walker;
 	enum walker_sink sink;
 	__u32 storage, legacy;
+	__u32 unwind_mb;		/* --unwind-memory: the cfi walker's rows */
 	char **command;
 };
 
@@ -50,6 +51,8 @@ struct session {
 	struct procs *procs;
 	struct sideband *sb;
 	struct symbolizer *sym;
+	struct unwind *unwind;		/* the cfi walker's tables */
+	bool unwind_live;		/* sideband records reach them now */
 	struct sw_cmd cmd;
 	bool have_cmd;
 	int cmd_status;
@@ -73,7 +76,7 @@ struct session {
 /* Long options both tools take; their codes, past any character. */
 enum {
 	OPT_DEBUG = 256, OPT_WALKER, OPT_STORAGE, OPT_LEGACY, OPT_FEATURES,
-	OPT_NO_DEMANGLE, OPT_VERSION,
+	OPT_NO_DEMANGLE, OPT_VERSION, OPT_UNWIND_MEMORY,
 	OPT_TOOL,			/* the first code free for a tool */
 };
 
@@ -90,7 +93,8 @@ enum {
 	{ "legacy", optional_argument, NULL, OPT_LEGACY },		\
 	{ "kernel-features", no_argument, NULL, OPT_FEATURES },		\
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },		\
-	{ "version", no_argument, NULL, OPT_VERSION }
+	{ "version", no_argument, NULL, OPT_VERSION },			\
+	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY }
 
 /* One line on stderr, "<tool>: ..."; returns 1, the exit status of errors. */
 int session_die(const char *tool, const char *fmt, ...)

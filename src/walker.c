@@ -179,6 +179,7 @@ static void base_config(const struct walker *w, struct sw_config *c)
 	c->follow_mask = w->o.follow ? ~0u : 0;
 	c->thread_size = f->thread_size;
 	c->stack_padding = f->stack_padding;
+	c->task_stack_off = f->task_stack_off;
 	c->jit_frame_off = f->jit_frame_off;
 	c->root = w->root;
 	c->magic = w->magic;

@@ -31,12 +31,26 @@ struct walker_opts {
 	int cpu;		/* -c, -1: any */
 	bool follow;		/* -- COMMAND: only threads in the follow map */
 	__u32 storage;		/* max unique stacks (and stack map size) */
+	__u32 cfi_rows;		/* cfi: unwind-table rows the kernel holds */
 	/* bytes the maps storage sizes may grow to at most; 0: no bound */
 	__u64 map_limit;
 	/* the kernel's symbols, read once by the caller; NULL: unreadable */
 	struct ksyms *(*kernel_symbols)(void *ctx);
 	void *ksyms_ctx;
 };
+
+/* cfi: how each user frame was found, SW_HOW_* in 2 bits a frame */
+#define SW_HOW_WORDS	((SW_MAX_FRAMES + 1 + 31) / 32)
+
+static inline unsigned int sw_how_get(const __u64 *how, size_t i)
+{
+	return how[i / 32] >> (2 * (i % 32)) & 3;
+}
+
+static inline void sw_how_set(__u64 *how, size_t i, unsigned int v)
+{
+	how[i / 32] |= (__u64)v << (2 * (i % 32));
+}
 
 /* A counted stack, whatever walker produced it. */
 struct sw_stack {
@@ -48,6 +62,8 @@ struct sw_stack {
 	/* frame 0 is where the event fired; the rest are return addresses */
 	__u64 *kip, *uip;
 	bool kframe0_is_return;	/* tracepoint kernel stacks start at a caller */
+	bool has_how;		/* uhow says how each user frame was found */
+	__u64 uhow[SW_HOW_WORDS];
 };
 
 /* stacksnoop: one event, whatever walker and delivery produced it. */
@@ -87,6 +103,11 @@ int walker_open(struct walker **out, const struct sw_features *f,
  */
 int walker_attach(struct walker *w, struct sw_targets *t,
 		   const struct sw_target **failed);
+/*
+ * The cfi walker's unwind-table maps (bpf/cfi.h): -ENOENT for another
+ * walker.
+ */
+int walker_cfi_fds(const struct walker *w, int *rows, int *procs, int *maps);
 /* How many multi-probe links attached how many targets. */
 void walker_links(const struct walker *w, size_t *links, size_t *linked);
 /* Trace the process pid (a -- COMMAND) and what it starts. */

@@ -34,6 +34,7 @@ static void event_frames(struct sw_event *ev, const struct key_frames *f)
 			ev->frames[n++] = f->ucaller;
 	}
 	ev->stack.nu = n - ev->stack.nk;
+	walker_frames_how(&ev->stack, f);
 }
 
 /* An explain record holds one walk: the event's own side of the stack. */

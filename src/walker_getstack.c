@@ -28,7 +28,7 @@ static const char *gs_why(const struct sw_features *f, const struct walker_need 
 	       "bytes: exact interned chunks of frames";
 }
 
-static int gs_open(struct walker *w)
+int walker_getstack_open(struct walker *w)
 {
 	struct getstack_bpf *s = getstack_bpf__open();
 	struct bpf_map *classes[SW_GS_CLASSES];
@@ -42,6 +42,18 @@ static int gs_open(struct walker *w)
 	classes[3] = s->maps.counts_32;
 	classes[4] = s->maps.counts_64;
 	classes[5] = s->maps.counts_256;
+	/* the cfi walker's tables: only its runs create them (8 MiB of rows) */
+	w->cfi_rows = s->maps.cfi_rows;
+	w->cfi_procs = s->maps.cfi_procs;
+	w->cfi_maps = s->maps.cfi_maps;
+	if (w->o.kind != SW_WALKER_CFI) {
+		bpf_map__set_autocreate(w->cfi_rows, false);
+		bpf_map__set_autocreate(w->cfi_procs, false);
+		bpf_map__set_autocreate(w->cfi_maps, false);
+		w->cfi_rows = w->cfi_procs = w->cfi_maps = NULL;
+	} else {
+		bpf_map__set_max_entries(w->cfi_rows, w->o.cfi_rows);
+	}
 	/* one mode's maps: the other's may not exist on this kernel */
 	w->small = !w->f->map_big_keys;
 	for (int i = 0; i < SW_GS_CLASSES; i++) {
@@ -61,7 +73,7 @@ static int gs_open(struct walker *w)
 	return 0;
 }
 
-static void gs_destroy(struct walker *w)
+void walker_getstack_destroy(struct walker *w)
 {
 	getstack_bpf__destroy(w->skel);
 }
@@ -86,7 +98,7 @@ static struct bpf_program *gs_prog(const struct walker *w, enum sw_role role,
 	}
 }
 
-static void gs_choose(struct walker *w)
+void walker_getstack_choose(struct walker *w)
 {
 	const struct getstack_bpf *s = w->skel;
 	bool counting = bpf_map__autocreate(w->counts[0]);
@@ -112,7 +124,7 @@ static int by_chunk_id(const void *a, const void *b)
 }
 
 /* The chunks map, whole, sorted by id: once per read. */
-static int gs_read_begin(struct walker *w)
+int walker_getstack_read_begin(struct walker *w)
 {
 	char *recs;
 	int err;
@@ -169,8 +181,8 @@ static size_t chunk_frames(const struct walker *w, __u64 id, size_t n,
 	return got;
 }
 
-static void gs_key_frames(struct walker *w, const void *key, bool counted,
-			  struct key_frames *f)
+void walker_getstack_key_frames(struct walker *w, const void *key, bool counted,
+				struct key_frames *f)
 {
 	if (w->small && counted) {
 		const struct sw_gsc_key *k = key;
@@ -198,11 +210,11 @@ const struct walker_desc walker_getstack = {
 	.name = "getstack",
 	.refuse = gs_refuse,
 	.why = gs_why,
-	.open = gs_open,
-	.destroy = gs_destroy,
+	.open = walker_getstack_open,
+	.destroy = walker_getstack_destroy,
 	.prog = gs_prog,
-	.choose = gs_choose,
+	.choose = walker_getstack_choose,
 	.calib_prog = gs_calib_prog,
-	.read_begin = gs_read_begin,
-	.key_frames = gs_key_frames,
+	.read_begin = walker_getstack_read_begin,
+	.key_frames = walker_getstack_key_frames,
 };

@@ -36,6 +36,8 @@ struct key_frames {
 	const __u64 *k, *u;
 	size_t nk, nu;
 	__u64 kcaller, ucaller;		/* stackmap: inserted after frame 0 */
+	__u64 uhow[SW_HOW_WORDS];	/* cfi: how each user frame was found */
+	bool uhow_set;
 	__u64 kbuf[SW_MAX_FRAMES + 1], ubuf[SW_MAX_FRAMES + 1];
 };
 
@@ -56,6 +58,8 @@ struct walker {
 	size_t nchunks;
 	__u64 partial;		/* stacks of the last read missing chunks */
 	struct bpf_map *stacks, *config, *lost, *follow, *events;
+	/* the cfi walker's unwind tables (bpf/cfi.h); NULL for the others */
+	struct bpf_map *cfi_rows, *cfi_procs, *cfi_maps;
 	/* every walker's object has the fork-following programs */
 	struct bpf_program *fork_tp, *exit_tp, *fork_kretprobe, *exit_kprobe;
 	struct perf_buffer *pb;
@@ -96,6 +100,17 @@ struct walker {
 	(w)->exit_kprobe = (s)->progs.sw_exit_kprobe;		\
 } while (0)
 
+/*
+ * The getstack walker's parts, which the cfi walker (walker_cfi.c) shares:
+ * the same object, keys and counts; only the user frames differ.
+ */
+int walker_getstack_open(struct walker *w);
+void walker_getstack_destroy(struct walker *w);
+void walker_getstack_choose(struct walker *w);
+int walker_getstack_read_begin(struct walker *w);
+void walker_getstack_key_frames(struct walker *w, const void *key, bool counted,
+				struct key_frames *f);
+
 /* Load p or not; a program this run wants that does not exist is a bug. */
 void walker_want(struct walker *w, struct bpf_program *p, bool on);
 /* The frames before the first 0 of v, at most max. */
@@ -108,6 +123,8 @@ void walker_key_frames(struct walker *w, const void *key, bool counted,
 		       struct key_frames *f);
 /* What every walker's frames need, however they came: see walker_read.c. */
 void walker_frames_fixup(struct key_frames *f);
+/* How the user frames were found, into a stack of f's frames. */
+void walker_frames_how(struct sw_stack *st, const struct key_frames *f);
 /* Every key of m with its 8-byte value after it, in *recs (to be freed). */
 int walker_snapshot(struct bpf_map *m, char **recs, size_t *n);
 

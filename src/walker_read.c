@@ -34,11 +34,13 @@ void walker_stacks_free(struct sw_stacks *s)
 }
 
 /* Frames are stored as offsets into s->frames until the end, when it stops moving. */
-static int push_stack(struct sw_stacks *s, const struct sw_key_hdr *h,
-		      __u64 count, const __u64 *k, size_t nk, __u64 kcaller,
-		      const __u64 *u, size_t nu, __u64 ucaller, size_t *fused,
-		      size_t *fcap)
+static int push_stack(struct sw_stacks *s, const struct key_frames *f,
+		      __u64 count, size_t *fused, size_t *fcap)
 {
+	const __u64 *k = f->k, *u = f->u;
+	size_t nk = f->nk, nu = f->nu;
+	__u64 kcaller = f->kcaller, ucaller = f->ucaller;
+	const struct sw_key_hdr *h = f->h;
 	size_t need = nk + nu + 2;
 	struct sw_stack *st;
 
@@ -66,6 +68,7 @@ static int push_stack(struct sw_stacks *s, const struct sw_key_hdr *h,
 			s->frames[(*fused)++] = ucaller;
 	}
 	st->nu = *fused - (uintptr_t)st->uip;
+	walker_frames_how(st, f);
 	return 0;
 }
 
@@ -119,6 +122,13 @@ void walker_key_frames(struct walker *w, const void *key, bool counted,
 	f->kcaller = f->ucaller = 0;
 	w->d->key_frames(w, key, counted, f);
 	walker_frames_fixup(f);
+	f->uhow_set = w->o.kind == SW_WALKER_CFI;
+}
+
+void walker_frames_how(struct sw_stack *st, const struct key_frames *f)
+{
+	memcpy(st->uhow, f->uhow, sizeof(st->uhow));
+	st->has_how = f->uhow_set;
 }
 
 void walker_frames_fixup(struct key_frames *f)
@@ -141,6 +151,19 @@ void walker_frames_fixup(struct key_frames *f)
 	 */
 	f->nk = walker_nframes(f->k, f->nk);
 	f->nu = walker_nframes(f->u, f->nu);
+	/* the cfi walker's tags of how a frame was found: out of the address */
+	memset(f->uhow, 0, sizeof(f->uhow));
+	f->uhow_set = false;
+	for (size_t i = 0; i < f->nu; i++) {
+		if (!(f->u[i] & SW_HOW_MASK))
+			continue;
+		if (f->u != f->ubuf) {
+			memcpy(f->ubuf, f->u, f->nu * sizeof(*f->u));
+			f->u = f->ubuf;
+		}
+		sw_how_set(f->uhow, i, (f->u[i] & SW_HOW_MASK) >> SW_HOW_SHIFT);
+		f->ubuf[i] &= ~SW_HOW_MASK;
+	}
 }
 
 /* Every stack counted in map m, appended to s. */
@@ -163,8 +186,7 @@ static int read_counts(struct walker *w, struct bpf_map *m, struct sw_stacks *s,
 		memcpy(key, recs + i * (ks + sizeof(count)), ks);
 		memcpy(&count, recs + i * (ks + sizeof(count)) + ks, sizeof(count));
 		walker_key_frames(w, key, true, f);
-		err = push_stack(s, f->h, count, f->k, f->nk, f->kcaller, f->u,
-				 f->nu, f->ucaller, fused, fcap);
+		err = push_stack(s, f, count, fused, fcap);
 	}
 	free(recs);
 	free(key);

@@ -6,7 +6,7 @@
 
 /* auto's order: the first that runs is the most exact and the cheapest */
 static const struct walker_desc *const walkers_auto[] = {
-	&walker_getstack, &walker_stackmap, &walker_fp,
+	&walker_cfi, &walker_getstack, &walker_stackmap, &walker_fp,
 };
 
 const struct walker_desc *walkers_get(enum sw_walker kind)

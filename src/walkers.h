@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The stack walkers, each a descriptor in a file of its own
- * (walker_getstack.c, walker_stackmap.c, walker_fp.c): what it needs from
+ * (walker_cfi.c, walker_getstack.c, walker_stackmap.c, walker_fp.c): what it needs from
  * the kernel and why it refuses, its BPF object, its programs by role
  * (skeleton fields, so that a missing one fails to compile), how its keys
  * become frames.  `auto` is the first of walkers_auto that runs.  The
@@ -21,6 +21,7 @@ enum sw_walker {
 	SW_WALKER_FP,
 	SW_WALKER_STACKMAP,
 	SW_WALKER_GETSTACK,
+	SW_WALKER_CFI,
 };
 
 /* What a run asks of a walker, as far as its choice goes. */
@@ -67,7 +68,8 @@ struct walker_desc {
 			   struct key_frames *f);
 };
 
-extern const struct walker_desc walker_getstack, walker_stackmap, walker_fp;
+extern const struct walker_desc walker_cfi, walker_getstack, walker_stackmap,
+				 walker_fp;
 
 const struct walker_desc *walkers_get(enum sw_walker kind);
 const char *walkers_name(enum sw_walker kind);

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "cfi.h"
+#include "unwind.h"
+
+struct unwind {
+	struct cfi_cache *cache;
+	int rows_fd, procs_fd, maps_fd;
+	size_t pushed;		/* rows of the store already in the rows map */
+	struct sw_cfi_map maps[SW_CFI_PROC_MAPS];
+	size_t procs, nmaps, procs_no_room, maps_no_room;
+	double ms;
+};
+
+int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
+		int procs_fd, int maps_fd)
+{
+	struct unwind *u = calloc(1, sizeof(*u));
+	int err;
+
+	if (!u)
+		return -ENOMEM;
+	err = cfi_cache_new(&u->cache, max_rows);
+	if (err) {
+		free(u);
+		return err;
+	}
+	u->rows_fd = rows_fd;
+	u->procs_fd = procs_fd;
+	u->maps_fd = maps_fd;
+	*out = u;
+	return 0;
+}
+
+void unwind_free(struct unwind *u)
+{
+	if (!u)
+		return;
+	cfi_cache_free(u->cache);
+	free(u);
+}
+
+void unwind_on_skip(struct unwind *u, cfi_skip_fn fn, void *ctx)
+{
+	cfi_cache_on_skip(u->cache, fn, ctx);
+}
+
+/*
+ * The store's new rows into the rows map: in batches where the kernel
+ * has them (5.6+), else one by one.  The walker can only reach a row once
+ * a mapping names it, and mappings are written after.
+ */
+static int push_rows(struct unwind *u)
+{
+	size_t n;
+	const struct sw_cfi_row *rows = cfi_cache_rows(u->cache, &n);
+	__u32 batch = 4096;
+	__u32 *keys;
+
+	if (u->pushed >= n)
+		return 0;
+	keys = malloc(batch * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	while (u->pushed < n) {
+		__u32 count = n - u->pushed < batch ? n - u->pushed : batch;
+
+		for (__u32 i = 0; i < count; i++)
+			keys[i] = u->pushed + i;
+		if (bpf_map_update_batch(u->rows_fd, keys, &rows[u->pushed],
+					 &count, NULL))
+			break;
+		u->pushed += count;
+	}
+	free(keys);
+	for (; u->pushed < n; u->pushed++) {
+		__u32 k = u->pushed;
+
+		if (bpf_map_update_elem(u->rows_fd, &k, &rows[k], BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int unwind_add_proc(struct unwind *u, uint32_t pid)
+{
+	struct sw_cfi_proc p = {}, old = {};
+	size_t nr, no_room;
+	bool known = !bpf_map_lookup_elem(u->procs_fd, &pid, &old);
+	double t0 = now_ms();
+	int err;
+
+	err = cfi_cache_proc(u->cache, pid, u->maps, SW_CFI_PROC_MAPS, &nr,
+			     &no_room);
+	if (!err)
+		err = push_rows(u);
+	/*
+	 * The count first drops to what both lists have, so that no walk
+	 * meanwhile pairs an old count with new entries past it.
+	 */
+	if (!err && known && old.nr > nr) {
+		p.nr = nr;
+		bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY);
+	}
+	for (size_t i = 0; !err && i < nr; i++) {
+		struct sw_cfi_map_key k = { .tgid = pid, .idx = i };
+
+		if (bpf_map_update_elem(u->maps_fd, &k, &u->maps[i], BPF_ANY))
+			err = -errno;
+	}
+	if (!err) {
+		p.nr = nr;
+		if (bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY))
+			err = -errno;
+	}
+	if (err == -E2BIG || err == -ENOSPC) {
+		u->procs_no_room += !known;
+		err = 0;
+	} else if (!err && !known) {
+		u->procs++;
+		u->nmaps += nr;
+		u->maps_no_room += no_room;
+	}
+	u->ms += now_ms() - t0;
+	return err;
+}
+
+int unwind_add_all(struct unwind *u)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		err = unwind_add_proc(u, strtoul(e->d_name, NULL, 10));
+		/* gone meanwhile, or a kernel thread: nothing to unwind */
+		if (err == -ENOENT || err == -ESRCH || err == -EACCES)
+			err = 0;
+	}
+	closedir(d);
+	return err;
+}
+
+/* As bpf/cfi.h step 1, from user space: the mapping of pid holding pc. */
+static int find_map(const struct unwind *u, uint32_t pid, uint64_t pc,
+		    struct sw_cfi_map *m)
+{
+	struct sw_cfi_proc p;
+	struct sw_cfi_map_key k = { .tgid = pid };
+	size_t lo = 0, hi;
+
+	if (bpf_map_lookup_elem(u->procs_fd, &pid, &p) || !p.nr)
+		return -ENOENT;
+	hi = p.nr;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		k.idx = mid;
+		if (bpf_map_lookup_elem(u->maps_fd, &k, m))
+			return -ENOENT;
+		if (m->start <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	k.idx = lo;
+	if (bpf_map_lookup_elem(u->maps_fd, &k, m) || pc < m->start || pc >= m->end)
+		return -ENOENT;
+	return 0;
+}
+
+const struct sw_cfi_row *unwind_row(const struct unwind *u, uint32_t pid,
+				    uint64_t addr, bool exact)
+{
+	uint64_t pc = addr - !exact;
+	const struct sw_cfi_row *rows;
+	struct sw_cfi_map m;
+	size_t n, i;
+
+	if (find_map(u, pid, pc, &m) || pc - m.bias >= 1ULL << 32 || !m.count)
+		return NULL;
+	rows = cfi_cache_rows(u->cache, &n);
+	if ((size_t)m.first + m.count > n)
+		return NULL;
+	i = cfi_rows_search(rows + m.first, m.count, pc - m.bias);
+	return i < m.count ? &rows[m.first + i] : NULL;
+}
+
+void unwind_stats(const struct unwind *u, struct unwind_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	cfi_cache_stats(u->cache, &st->cfi);
+	st->procs = u->procs;
+	st->maps = u->nmaps;
+	st->procs_no_room = u->procs_no_room;
+	st->maps_no_room = u->maps_no_room;
+	st->ms = u->ms;
+}

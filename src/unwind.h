@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cfi walker's unwind tables in the kernel: every executable mapping
+ * of a process, its binary's table built once (cfi_cache.h), pushed into
+ * the BPF maps bpf/cfi.h lays out.  A process is (re)loaded whole from
+ * /proc/PID/maps whenever it may have mapped something new.
+ *
+ * Nothing is dropped silently: a table or a process that does not fit is
+ * counted in the stats, which --debug prints and stackcount reports.
+ */
+#ifndef SW_UNWIND_H
+#define SW_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "cfi_cache.h"
+
+struct unwind;
+
+struct unwind_stats {
+	struct cfi_stats cfi;
+	size_t procs;		/* processes with mappings in the kernel */
+	size_t maps;		/* their mappings with a table */
+	size_t procs_no_room;	/* processes the maps had no room for */
+	size_t maps_no_room;	/* mappings past SW_CFI_PROC_MAPS a process */
+	double ms;		/* spent building and loading, in all */
+};
+
+/* max_rows: the size of the rows map; the fds: the walker's three maps. */
+int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
+		int procs_fd, int maps_fd);
+void unwind_free(struct unwind *u);
+void unwind_on_skip(struct unwind *u, cfi_skip_fn fn, void *ctx);
+
+/* Load pid's mappings now: 0, or -errno (-ENOENT: the process is gone). */
+int unwind_add_proc(struct unwind *u, uint32_t pid);
+/* Every process there is now. */
+int unwind_add_all(struct unwind *u);
+
+/*
+ * The row the walker used for address addr of pid: exact for the frame
+ * where the event fired or one a signal interrupted, else a return
+ * address (looked up one byte before).  NULL: no mapping or row there
+ * (the walker then took a frame-pointer step).
+ */
+const struct sw_cfi_row *unwind_row(const struct unwind *u, uint32_t pid,
+				    uint64_t addr, bool exact);
+
+void unwind_stats(const struct unwind *u, struct unwind_stats *st);
+
+#endif
