@@ -251,12 +251,16 @@ static __always_inline __u32 cfi_walk(__u32 tgid, __u64 pc, __u64 sp,
 	return n;
 }
 
+/* cfi_user_regs(): what the event's user registers are */
+#define CFI_REGS_NONE	0	/* a kernel thread, an IRQ stack */
+#define CFI_REGS_64	1
+#define CFI_REGS_IA32	2	/* a 32-bit task: its CFI is not ours to walk */
+
 /*
  * The user registers of the event: a uprobe's ctx, or those saved at the
- * top of the task's kernel stack for a kprobe or tracepoint; any address
- * on that stack finds it: task_struct.stack where BTF says where that is,
- * else kstack (%rsp, the program's frame pointer).  0 when there are none (a kernel thread, an IRQ
- * stack, a 32-bit task).
+ * top of the task's kernel stack for a kprobe or tracepoint.  Any address
+ * on that stack finds them: task_struct.stack where BTF says where that
+ * is, else kstack (%rsp, or the program's frame pointer).
  */
 static __always_inline int cfi_user_regs(void *ctx, const struct sw_config *cfg,
 					 const int user_ctx, __u64 kstack,
@@ -269,11 +273,11 @@ static __always_inline int cfi_user_regs(void *ctx, const struct sw_config *cfg,
 		struct pt_regs *r = ctx;
 
 		if (sw_user_ia32(r))
-			return 0;
+			return CFI_REGS_IA32;
 		*pc = PT_REGS_IP(r);
 		*sp = PT_REGS_SP(r);
 		*bp = PT_REGS_FP(r);
-		return 1;
+		return CFI_REGS_64;
 	}
 	if (cfg->task_stack_off) {
 		__u64 task = bpf_get_current_task();
@@ -281,13 +285,16 @@ static __always_inline int cfi_user_regs(void *ctx, const struct sw_config *cfg,
 		kstack = cfi_read(task + cfg->task_stack_off, &ok);
 	}
 	regs = sw_user_regs(cfg, kstack);
-	cs = cfi_read(regs + SW_PT_REGS_CS, &ok);
+	/* the low 16 bits: FRED keeps more in the slot's upper bytes */
+	cs = cfi_read(regs + SW_PT_REGS_CS, &ok) & 0xffff;
+	if (ok && cs == SW_USER32_CS)
+		return CFI_REGS_IA32;
 	if (!ok || cs != SW_USER_CS)
-		return 0;
+		return CFI_REGS_NONE;
 	*pc = cfi_read(regs + SW_PT_REGS_IP, &ok);
 	*sp = cfi_read(regs + SW_PT_REGS_SP, &ok);
 	*bp = cfi_read(regs + SW_PT_REGS_BP, &ok);
-	return ok;
+	return ok ? CFI_REGS_64 : CFI_REGS_NONE;
 }
 
 #endif /* SW_CFI_WALK_BPF_H */

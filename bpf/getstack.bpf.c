@@ -84,11 +84,16 @@ static __always_inline __u64 gs_cfi_frames(void *ctx, const struct sw_config *cf
 
 	for (int i = 0; i < SW_MAX_FRAMES; i++)
 		*(volatile __u64 *)&buf[i] = 0;
-	if (!cfi_user_regs(ctx, cfg, cfi == GS_CFI_USER, sp, &pc, &usp, &bp)) {
+	switch (cfi_user_regs(ctx, cfg, cfi == GS_CFI_USER, sp, &pc, &usp, &bp)) {
+	case CFI_REGS_64:
+		return cfi_walk(id >> 32, pc, usp, bp, buf, ustop);
+	case CFI_REGS_IA32:
+		/* 4-byte frames: the kernel's unwinder walks those */
+		return gs_frames(ctx, buf, BPF_F_USER_STACK, 0, 0);
+	default:
 		*ustop = SW_STOP_NO_USER;
 		return 0;
 	}
-	return cfi_walk(id >> 32, pc, usp, bp, buf, ustop);
 }
 
 /*

@@ -41,6 +41,16 @@ static int put(struct buf *b, const char *fmt, ...)
 	return 0;
 }
 
+const char *output_how_name(unsigned int how)
+{
+	static const char *const names[] = {
+		[SW_HOW_REGS] = "regs", [SW_HOW_CFI] = "cfi",
+		[SW_HOW_FP] = "fp", [SW_HOW_SIGNAL] = "signal",
+	};
+
+	return how < sizeof(names) / sizeof(names[0]) ? names[how] : "?";
+}
+
 char *output_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 		    __u64 addr, bool is_return, bool offset, bool verbose)
 {
@@ -175,6 +185,8 @@ static int render(struct buf *b, const struct sw_stack *st,
 			err |= put(b, "  %-16llx ", (unsigned long long)st->uip[i]);
 		else
 			err |= put(b, "  ");
+		if (fmt->verbose && st->has_how)
+			err |= put(b, "%-6s ", output_how_name(sw_how_get(st->uhow, i)));
 		err |= put_frame(b, "", output_frame_name(sym, false, st->tgid,
 			   st->uip[i], i > 0, fmt->offset, fmt->verbose), "\n");
 	}

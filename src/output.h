@@ -32,6 +32,12 @@ struct sw_format {
  */
 char *output_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 		    __u64 addr, bool is_return, bool offset, bool verbose);
+/*
+ * How the cfi walker found a user frame (SW_HOW_*), as -v prints it:
+ * "regs" (where the event fired), "cfi" (the unwind table's rule), "fp"
+ * (no rule: a frame-pointer step), "signal" (a signal frame's registers).
+ */
+const char *output_how_name(unsigned int how);
 /* A task's comm as printed, escaped as names are, into buf (4x its size). */
 const char *output_comm(const char *comm, char *buf, size_t len);
 /*

@@ -17,6 +17,7 @@
 #include "procs.h"
 #include "sideband.h"
 #include "symbolize.h"
+#include "cfi.h"
 #include "unwind.h"
 #include "untrusted.h"
 #include "version.h"
@@ -386,17 +387,29 @@ static int plan(struct session *s)
 		return die(s, "%s", err);
 	s->why = "chosen with --walker";
 	if (o->sink == SINK_EXPLAIN) {
-		if (kind != SW_WALKER_AUTO && kind != SW_WALKER_FP)
-			return die(s, "--explain shows the fp walker's reads; "
-				   "drop --walker %s", walkers_name(kind)) + 1;
+		struct walker_need user = { .ustack = true, .explain = true };
+		char no[512];
+
+		if (kind != SW_WALKER_AUTO && kind != SW_WALKER_FP &&
+		    kind != SW_WALKER_CFI)
+			return die(s, "--explain shows the cfi or fp walker's "
+				   "steps; drop --walker %s", walkers_name(kind)) + 1;
 		if (!f->helper_output || !f->map_perf_array)
 			return die(s, "--explain needs bpf_perf_event_output "
 				   "(4.4+), which this kernel lacks");
-		kind = SW_WALKER_FP;
-		s->why = "--explain shows the fp walker's reads";
+		/* user frames: the unwind rule of each, where cfi runs */
+		s->explain_cfi = kind != SW_WALKER_FP && !kprobe &&
+				 !walker_cfi.refuse(f, &user, no, sizeof(no));
+		if (kind == SW_WALKER_CFI && !s->explain_cfi)
+			return die(s, "%s", kprobe ? "--walker cfi --explain: a "
+				   "kernel event's stack is the kernel's; drop "
+				   "--walker cfi" : no);
+		kind = s->explain_cfi ? SW_WALKER_CFI : SW_WALKER_FP;
+		s->why = s->explain_cfi ? "--explain shows the cfi walker's rules" :
+			 "--explain shows the fp walker's reads";
 	}
 	memset(wo, 0, sizeof(*wo));
-	wo->sink = o->sink;
+	wo->sink = s->explain_cfi ? SINK_EMIT : o->sink;
 	wo->kstack = !o->user_only && (kprobe || !o->own_side);
 	wo->ustack = !o->kernel_only && (!kprobe || !o->own_side || o->user_only);
 	if (wo->sink == SINK_EMIT && (!f->helper_output || !f->map_perf_array))
@@ -745,7 +758,7 @@ static int start_walker(struct session *s)
 	int e;
 
 	e = walker_open(&s->w, &s->f, &s->wo, &s->targets, &need);
-	if (e == -E2BIG)
+	if (e == -E2BIG && s->wo.map_limit && need > s->wo.map_limit)
 		return die(s, "--stack-storage-size %u: the maps for that many "
 			   "stacks can take %llu bytes, more than a quarter of "
 			   "this machine's memory (%llu bytes); give a smaller "
@@ -756,6 +769,10 @@ static int start_walker(struct session *s)
 			return die(s, "the kernel refused the BPF program: "
 				   "RLIMIT_MEMLOCK could not be raised; run as "
 				   "root or raise it (ulimit -l unlimited)");
+		if (e == -E2BIG)
+			return die(s, "the kernel's verifier found the %s walker's "
+				   "program too complex to check (E2BIG); try "
+				   "another --walker", walkers_name(s->wo.kind));
 		return die(s, "cannot load the %s walker: %s; try --debug, or "
 			   "another --walker", walkers_name(s->wo.kind),
 			   strerror(-e));
@@ -864,6 +881,16 @@ int session_start(struct session *s)
 	if (s->o.duration)
 		s->end_at = session_now_ms() + s->o.duration * 1000;
 	return 0;
+}
+
+int session_unwind_rule(const struct session *s, __u32 tgid, __u64 addr,
+			bool exact, char *buf, size_t len)
+{
+	const struct sw_cfi_row *r = s->unwind ?
+				     unwind_row(s->unwind, tgid, addr, exact) : NULL;
+	struct sw_cfi_row none = { .kind = SW_CFI_NONE };
+
+	return cfi_row_explain(r ? r : &none, buf, len);
 }
 
 static void loader_mapped(void *ctx, pid_t pid)

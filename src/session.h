@@ -53,6 +53,7 @@ struct session {
 	struct symbolizer *sym;
 	struct unwind *unwind;		/* the cfi walker's tables */
 	bool unwind_live;		/* sideband records reach them now */
+	bool explain_cfi;		/* --explain: the cfi walker's rules */
 	struct sw_cmd cmd;
 	bool have_cmd;
 	int cmd_status;
@@ -110,6 +111,13 @@ int session_unknown(const struct session_opts *o, int c, char **argv);
 int session_args_done(struct session_opts *o, int optind, int argc, char **argv);
 
 int session_init(struct session *s);
+/*
+ * --explain with the cfi walker: the unwind rule at user address addr of
+ * tgid in words (exact: where the event fired or a signal interrupted,
+ * else a return address), as snprintf returns.
+ */
+int session_unwind_rule(const struct session *s, __u32 tgid, __u64 addr,
+			bool exact, char *buf, size_t len);
 /*
  * Everything up to the probes attached, COMMAND held at the door: returns
  * 0, or the exit status after saying what went wrong.

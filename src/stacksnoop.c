@@ -26,9 +26,11 @@ struct tool {
 
 static const char usage[] =
 "usage: stacksnoop [-h] [-p PID] [-c CPU] [-s] [-v] [-K] [-U] [-d]\n"
-"                  [-D DURATION] [-r] [--walker {auto,fp,stackmap,getstack}]\n"
+"                  [-D DURATION] [-r]\n"
+"                  [--walker {auto,cfi,getstack,stackmap,fp}]\n"
 "                  [--explain] [--perf-buffer-pages PAGES]\n"
-"                  [--stack-storage-size SIZE] [--legacy[=VERSION]]\n"
+"                  [--stack-storage-size SIZE] [--unwind-memory MB]\n"
+"                  [--legacy[=VERSION]]\n"
 "                  [--json] [--debug] [--kernel-features] [--no-demangle]\n"
 "                  [--version]\n"
 "                  function [-- COMMAND [ARG ...]]\n";
@@ -57,10 +59,11 @@ static const char help[] =
 "                     total duration of trace, seconds\n"
 "  -r, --regexp       use regular expressions. Default is \"*\" wildcards\n"
 "                     only.\n"
-"  --walker WALKER    auto (default), getstack (4.18+), stackmap (4.6+)\n"
-"                     or fp (frame pointers, 4.1+)\n"
-"  --explain          show every frame pointer and return address the fp\n"
-"                     walker read, and why the walk stopped\n"
+"  --walker WALKER    auto (default), cfi (unwind tables, 5.3+), getstack\n"
+"                     (4.18+), stackmap (4.6+) or fp (frame pointers, 4.1+)\n"
+"  --explain          show how each frame was found: the unwind rule at\n"
+"                     each user frame (cfi walker), or every frame pointer\n"
+"                     and return address the fp walker read\n"
 "  --json             one JSON object per event, a line each, written as\n"
 "                     it comes (schema: man stacksnoop)\n"
 "  --perf-buffer-pages PAGES\n"
@@ -68,6 +71,7 @@ static const char help[] =
 "                     not fit are counted and reported\n"
 "  --stack-storage-size SIZE\n"
 "                     stacks the stackmap walker can hold (default 16384)\n"
+"  --unwind-memory MB room for the cfi walker's unwind tables (default 8)\n"
 "  --no-demangle      keep C++ and Rust names as they are in the binary\n"
 "  --legacy[=VERSION] behave as on a VERSION kernel (4.1-4.5, default 4.4)\n"
 "  --debug            print the BPF program and why its walker was chosen\n"
@@ -159,23 +163,40 @@ static void line(const struct tool *t, const struct sw_event *ev,
 		fprintf(t->s.out, "%-18.9f %s\n", ts, msg);
 }
 
+/* --explain, cfi walker: the rule that led from this frame to the next */
+static void explain_rule(struct tool *t, const struct sw_event *ev,
+			 const char *comm, __u64 addr, bool exact)
+{
+	char rule[512], msg[530];
+
+	session_unwind_rule(&t->s, ev->stack.tgid, addr, exact, rule, sizeof(rule));
+	snprintf(msg, sizeof(msg), "    %s", rule);
+	line(t, ev, comm, msg);
+}
+
+/* how: the cfi walker's user frames, -v or --explain: how each was found */
 static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
 		   bool kernel, const __u64 *ip, size_t n, int *r)
 {
+	const __u64 *how = !kernel && (t->verbose || t->s.explain_cfi) &&
+			   ev->stack.has_how ? ev->stack.uhow : NULL;
 	char *name, *msg;
 	int e;
 
 	for (size_t i = 0; i < n; i++, (*r)++) {
+		const char *how_s = how ? output_how_name(sw_how_get(how, i)) : "";
+		const char *sep = how ? " " : "";
+
 		name = output_frame_name(t->s.sym, kernel, ev->stack.tgid, ip[i],
 				     *r >= 0, t->offset, false);
 		if (!name)
 			e = -1;
 		else if (*r < 0)
-			e = asprintf(&msg, "ip: %llx %s",
-				     (unsigned long long)ip[i], name);
+			e = asprintf(&msg, "ip: %llx %s%s%s",
+				     (unsigned long long)ip[i], how_s, sep, name);
 		else
-			e = asprintf(&msg, "r%d: %llx %s", *r,
-				     (unsigned long long)ip[i], name);
+			e = asprintf(&msg, "r%d: %llx %s%s%s", *r,
+				     (unsigned long long)ip[i], how_s, sep, name);
 		free(name);
 		/* a frame is never left out silently */
 		if (e < 0) {
@@ -184,6 +205,9 @@ static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
 		}
 		line(t, ev, comm, msg);
 		free(msg);
+		if (t->s.explain_cfi && !kernel)
+			explain_rule(t, ev, comm, ip[i],
+				     !i || (how && sw_how_get(how, i) == SW_HOW_SIGNAL));
 	}
 }
 
@@ -220,7 +244,7 @@ static void print_event(const struct sw_event *ev, void *ctx)
 	if (t->trim_tracepoint)
 		k0 = probe_tracepoint_skip(t->s.sym, st);
 	line(t, ev, comm, "");
-	if (t->explain) {
+	if (t->explain && !t->s.explain_cfi) {
 		frames(t, ev, comm, !t->how.user, st->nk ? st->kip : st->uip,
 		       st->nk ? st->nk : st->nu, &r);
 		explain_print(t->s.out, ev, t->s.sym, &t->how);

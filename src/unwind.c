@@ -130,7 +130,7 @@ int unwind_add_proc(struct unwind *u, uint32_t pid)
 	if (err == -E2BIG || err == -ENOSPC) {
 		u->procs_no_room += !known;
 		err = 0;
-	} else if (!err && !known) {
+	} else if (!err && !known && nr) {
 		u->procs++;
 		u->nmaps += nr;
 		u->maps_no_room += no_room;

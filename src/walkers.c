@@ -4,7 +4,10 @@
 #include <string.h>
 #include "walkers.h"
 
-/* auto's order: the first that runs is the most exact and the cheapest */
+/*
+ * auto's order: the first that runs is the most exact and the cheapest;
+ * cfi first, as only it finds callers without frame pointers.
+ */
 static const struct walker_desc *const walkers_auto[] = {
 	&walker_cfi, &walker_getstack, &walker_stackmap, &walker_fp,
 };
