@@ -62,7 +62,7 @@ SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o $(BUILD)/obj
 BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
               bpftool python3 gcc make
 TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian \
-              binutils jq golang-go chromium
+              binutils jq golang-go chromium gdb
 
 .PHONY: all deps test-deps demo test vmtest vmtest-deps bench install uninstall deb clean FORCE
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop

@@ -7,7 +7,7 @@ WL_DIR    := $(BUILD)/tests/workloads
 WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases $(WL_DIR)/deep \
              $(WL_DIR)/snoop $(WL_DIR)/cxx $(WL_DIR)/jit $(WL_DIR)/sysc $(WL_DIR)/victim \
              $(WL_DIR)/libvictim.so $(WL_DIR)/spawner $(WL_DIR)/zeroret $(WL_DIR)/threads \
-             $(WL_DIR)/ia32 \
+             $(WL_DIR)/ia32 $(WL_DIR)/cfipaths \
              $(WL_DIR)/unprobeable
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
@@ -37,7 +37,8 @@ $(WL_DIR)/%: tests/workloads/%.cc | $(BUILD)/.test-deps
 
 # The same workloads, static, for the test VMs (their initramfs has no libc).
 STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt $(WL_DIR)/static/snoop \
-                    $(WL_DIR)/static/sysc $(WL_DIR)/static/phases
+                    $(WL_DIR)/static/sysc $(WL_DIR)/static/phases \
+                    $(WL_DIR)/static/cfipaths
 
 $(WL_DIR)/static/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cfipaths: the three places where a frame-pointer walk loses a caller
+ * even in a program built with frame pointers, each reached through two
+ * chains that differ only in the frame it loses, a fixed number of times
+ * (no argument):
+ *
+ *   u:cfipaths:frameless   a USDT probe inside a function without a frame
+ *     frameless <- leaf_a <- main            1 time
+ *     frameless <- leaf_b <- main            2 times
+ *   cfipaths:entered       a uprobe on the function's first instruction
+ *     entered <- entry_a <- main             3 times
+ *     entered <- entry_b <- main             4 times
+ *   t:syscalls:sys_enter_getppid   in glibc's syscall(), which has no frame
+ *     syscall <- sys_a <- main               5 times
+ *     syscall <- sys_b <- main               6 times
+ *
+ * and main's caller (__libc_start_call_main, [unknown] without libc's
+ * debug file) after main in each.  No other getppid() call is made.
+ *
+ * frameless() is written in assembler, so that no compiler option or
+ * version decides whether it gets a frame: it never touches %rbp, and it
+ * pushes %rbx, so at its probe the return address is at 8(%rsp), not at
+ * (%rsp) where it is at a function's first instruction.  A frame-pointer
+ * walk there goes from frameless straight to main; guessing the caller at
+ * (%rsp) gets the saved %rbx; only its CFI (.cfi_* directives, which give
+ * it the .eh_frame entry a compiler would) says where the return address
+ * is.  entered() at its first instruction has not pushed %rbp yet: %rbp
+ * is still its caller's, the return address at (%rsp).  glibc's syscall()
+ * keeps the caller's %rbp too; a tracepoint's user registers are those at
+ * its syscall instruction.
+ */
+#include <sys/sdt.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+__asm__(".text\n.globl frameless\n.type frameless, @function\nframeless:\n"
+	"	.cfi_startproc\n"
+	"	push %rbx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_rel_offset %rbx, 0\n"
+	STAP_PROBE_ASM(cfipaths, frameless, )
+	"	pop %rbx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.cfi_restore %rbx\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size frameless, .-frameless\n");
+void frameless(void);
+
+volatile int sink;
+
+NOINLINE void entered(void)
+{
+	sink++;
+}
+
+NOINLINE void leaf_a(void)
+{
+	frameless();
+}
+
+NOINLINE void leaf_b(void)
+{
+	frameless();
+}
+
+NOINLINE void entry_a(void)
+{
+	entered();
+}
+
+NOINLINE void entry_b(void)
+{
+	entered();
+}
+
+NOINLINE void sys_a(void)
+{
+	syscall(SYS_getppid);
+}
+
+NOINLINE void sys_b(void)
+{
+	syscall(SYS_getppid);
+}
+
+int main(void)
+{
+	leaf_a();
+	for (int i = 0; i < 2; i++)
+		leaf_b();
+	for (int i = 0; i < 3; i++)
+		entry_a();
+	for (int i = 0; i < 4; i++)
+		entry_b();
+	for (int i = 0; i < 5; i++)
+		sys_a();
+	for (int i = 0; i < 6; i++)
+		sys_b();
+	return 0;
+}
