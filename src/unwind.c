@@ -106,6 +106,12 @@ int unwind_add_proc(struct unwind *u, uint32_t pid)
 
 	err = cfi_cache_proc(u->cache, pid, u->maps, SW_CFI_PROC_MAPS, &nr,
 			     &no_room);
+	/*
+	 * No mappings: an exiting process's maps file is empty.  What it had
+	 * stays: its events may still be printed (and explained) after.
+	 */
+	if (!err && !nr)
+		goto out;
 	if (!err)
 		err = push_rows(u);
 	/*
@@ -135,6 +141,7 @@ int unwind_add_proc(struct unwind *u, uint32_t pid)
 		u->nmaps += nr;
 		u->maps_no_room += no_room;
 	}
+out:
 	u->ms += now_ms() - t0;
 	return err;
 }
