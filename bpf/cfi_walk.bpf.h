@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
- * The user side of the cfi walker (5.3+): each frame's caller found from
+ * The user side of the cfi walker (4.18+): each frame's caller found from
  * the unwind tables the frontend loads (bpf/cfi.h says how they are laid
  * out and searched), falling back to one frame-pointer step where no row
- * covers a PC.  Included by getstack.bpf.c, whose keys and counts it
- * shares: only how the user frames are found differs.
+ * covers a PC.  Straight code, one frame at a time (cfi_step()): the
+ * walk goes on through tail calls, a few frames a program, so that no
+ * kernel needs to take a loop (5.3) and every program stays within 4.x's
+ * 4096 instructions.  Included by getstack.bpf.c, whose keys and counts
+ * it shares: only how the user frames are found differs.
  */
 #ifndef SW_CFI_WALK_BPF_H
 #define SW_CFI_WALK_BPF_H
@@ -115,6 +118,9 @@ static __always_inline __u64 cfi_read(__u64 addr, int *ok)
  * constants the frames before it set.
  */
 struct cfi_state {
+	__u64 n;		/* frames recorded so far */
+	__u64 nk;		/* kernel frames before them in the key */
+	__u32 tgid, nr;		/* the process, its mappings in cfi_maps */
 	__u64 pc, sp, bp;
 	__u64 adj;		/* 1: pc is a return address, look up pc - 1 */
 	__u64 how;		/* how pc was found: SW_HOW_* */
@@ -216,39 +222,6 @@ static __always_inline int cfi_step(__u32 tgid, __u32 nr, struct cfi_state *st)
 	if (ra >= SW_CFI_USER_MAX)
 		return SW_STOP_UNREADABLE;
 	return 0;
-}
-
-/*
- * The user frames from (pc, sp, bp) into buf, each tagged with how it was
- * found (SW_HOW_*, bpf/stackwalk.h); their number.  *stop says why the
- * walk ended.  The bounded loop is why this needs 5.3.
- */
-static __always_inline __u32 cfi_walk(__u32 tgid, __u64 pc, __u64 sp,
-				      __u64 bp, __u64 *buf, __u8 *stop)
-{
-	struct sw_cfi_proc *proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
-	__u32 nr = proc ? proc->nr : 0, n = 0, zero = 0;
-	struct cfi_state *st = bpf_map_lookup_elem(&cfi_state, &zero);
-	int why = SW_STOP_DEPTH;
-
-	if (!st)
-		return 0;
-	st->pc = pc;
-	st->sp = sp;
-	st->bp = bp;
-	st->adj = 0;
-	st->how = SW_HOW_REGS;
-	st->bp_ok = 1;
-	for (__u32 i = 0; i < SW_MAX_FRAMES; i++) {
-		buf[sw_bound(i, SW_MAX_FRAMES - 1)] = st->pc | st->how << SW_HOW_SHIFT;
-		n = i + 1;
-		why = cfi_step(tgid, nr, st);
-		if (why)
-			break;
-		why = SW_STOP_DEPTH;
-	}
-	*stop = why;
-	return n;
 }
 
 /* cfi_user_regs(): what the event's user registers are */

@@ -7,11 +7,6 @@
 #include "common.bpf.h"
 #include "cfi_walk.bpf.h"
 
-/* where the cfi walker finds the user registers: see cfi_user_regs() */
-#define GS_NO_CFI	0
-#define GS_CFI_USER	1	/* a uprobe: ctx */
-#define GS_CFI_KERNEL	2	/* the kernel stack holding sp */
-
 #define GS_COUNTS(n)							\
 struct {								\
 	__uint(type, BPF_MAP_TYPE_HASH);				\
@@ -72,31 +67,6 @@ static __always_inline __u32 gs_frames(void *ctx, __u64 *buf, __u64 flags,
 }
 
 /*
- * The cfi walker's user frames into buf, zero-padded to 127 slots as
- * bpf_get_stack leaves them; their number.  sp: an address on the task's
- * kernel stack, for a kernel event.
- */
-static __always_inline __u64 gs_cfi_frames(void *ctx, const struct sw_config *cfg,
-					   __u64 id, __u64 *buf, const int cfi,
-					   __u64 sp, __u8 *ustop)
-{
-	__u64 pc = 0, usp = 0, bp = 0;
-
-	for (int i = 0; i < SW_MAX_FRAMES; i++)
-		*(volatile __u64 *)&buf[i] = 0;
-	switch (cfi_user_regs(ctx, cfg, cfi == GS_CFI_USER, sp, &pc, &usp, &bp)) {
-	case CFI_REGS_64:
-		return cfi_walk(id >> 32, pc, usp, bp, buf, ustop);
-	case CFI_REGS_IA32:
-		/* 4-byte frames: the kernel's unwinder walks those */
-		return gs_frames(ctx, buf, BPF_F_USER_STACK, 0, 0);
-	default:
-		*ustop = SW_STOP_NO_USER;
-		return 0;
-	}
-}
-
-/*
  * The helpers zero only the rest of their own 127 slots, from where each
  * side starts: a key of the largest class, up to 256 slots, can still hold
  * frames of an earlier, deeper event past nk + 127, and two keys of one
@@ -133,10 +103,29 @@ static __always_inline void gs_count(struct sw_gs_key *key, __u32 n)
 		sw_count(&counts_256, key);
 }
 
+/* The key's frames are in: send it (emit, stacksnoop) or count it. */
+static __always_inline void gs_done(void *ctx, struct sw_gs_record *rec,
+				    __u64 nk, __u64 nu, const int emit)
+{
+	struct sw_gs_key *key = &rec->key;
+
+	key->h.nk = nk;
+	key->h.nu = nu;
+	if (emit) {
+		sw_event_hdr(&rec->e);
+		/* the frames there are, not the whole key: each side <= 128 */
+		sw_emit_frames(ctx, rec, sizeof(rec->e) + sizeof(key->h),
+			       nk + nu, SW_GS_FRAMES);
+	} else {
+		if (nk + nu > SW_GS_CLASS(SW_GS_CLASSES - 2))
+			gs_clear(rec, nk + nu);
+		gs_count(key, nk + nu);
+	}
+}
+
 /* emit: one record per event (stacksnoop); else count (stackcount) */
 static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
-				    const int uentry, const int emit,
-				    const int cfi)
+				    const int uentry, const int emit)
 {
 	struct sw_gs_record *rec;
 	struct sw_config *cfg;
@@ -158,24 +147,11 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 			       kentry && (cfg->flags & SW_CFG_KENTRY), sp);
 	/* the user frames' start, bounded for the verifier: 127 + a caller */
 	nk = sw_bound(nk, SW_MAX_FRAMES + 1);
-	if ((cfg->flags & SW_CFG_USTACK) && cfi)
-		nu = gs_cfi_frames(ctx, cfg, id, &key->ip[nk], cfi, sp, &key->h.ustop);
-	else if (cfg->flags & SW_CFG_USTACK)
+	if (cfg->flags & SW_CFG_USTACK)
 		nu = gs_frames(ctx, &key->ip[nk], BPF_F_USER_STACK, uentry, sp);
 	else
 		key->ip[nk] = 0;
-	key->h.nk = nk;
-	key->h.nu = nu;
-	if (emit) {
-		sw_event_hdr(&rec->e);
-		/* the frames there are, not the whole key: each side <= 128 */
-		sw_emit_frames(ctx, rec, sizeof(rec->e) + sizeof(key->h),
-			       nk + nu, SW_GS_FRAMES);
-	} else {
-		if (nk + nu > SW_GS_CLASS(SW_GS_CLASSES - 2))
-			gs_clear(rec, nk + nu);
-		gs_count(key, nk + nu);
-	}
+	gs_done(ctx, rec, nk, nu, emit);
 	return 0;
 }
 
@@ -290,9 +266,19 @@ static __always_inline __u64 gsc_frames(void *ctx, __u64 *region,
 	return gs_frames(ctx, &region[1], flags, entry_sp, sp);
 }
 
+/* Both sides' frames are in: intern them and count. */
+static __always_inline void gsc_done(struct gsc_scratch *s, __u64 nk, __u64 nu)
+{
+	if (gsc_side(s, s->k, nk, &s->key.kid) ||
+	    gsc_side(s, s->u, nu, &s->key.uid))
+		return;
+	s->key.h.nk = nk;
+	s->key.h.nu = nu;
+	sw_count(&counts, &s->key);
+}
+
 static __always_inline int gsc_event(void *ctx, __u64 sp, const int kentry,
-				     const int uentry, const int emit,
-				     const int cfi)
+				     const int uentry, const int emit)
 {
 	struct gsc_scratch *s;
 	struct sw_config *cfg;
@@ -310,18 +296,9 @@ static __always_inline int gsc_event(void *ctx, __u64 sp, const int kentry,
 	if (cfg->flags & SW_CFG_KSTACK)
 		nk = gsc_frames(ctx, s->k, 0,
 				kentry && (cfg->flags & SW_CFG_KENTRY), sp);
-	if ((cfg->flags & SW_CFG_USTACK) && cfi) {
-		s->u[1 + SW_MAX_FRAMES] = 0;
-		nu = gs_cfi_frames(ctx, cfg, id, &s->u[1], cfi, sp, &s->key.h.ustop);
-	} else if (cfg->flags & SW_CFG_USTACK) {
+	if (cfg->flags & SW_CFG_USTACK)
 		nu = gsc_frames(ctx, s->u, BPF_F_USER_STACK, uentry, sp);
-	}
-	if (gsc_side(s, s->k, nk, &s->key.kid) ||
-	    gsc_side(s, s->u, nu, &s->key.uid))
-		return 0;
-	s->key.h.nk = nk;
-	s->key.h.nu = nu;
-	sw_count(&counts, &s->key);
+	gsc_done(s, nk, nu);
 	return 0;
 }
 
@@ -335,46 +312,235 @@ static __always_inline int gsc_event(void *ctx, __u64 sp, const int kentry,
 #define GS_PROGRAMS(sfx, event, emit)					\
 SEC("kprobe") int gs_kprobe##sfx(struct pt_regs *ctx)			\
 {									\
-	return event(ctx, PT_REGS_SP(ctx), 1, 0, emit, GS_NO_CFI);	\
+	return event(ctx, PT_REGS_SP(ctx), 1, 0, emit);		\
 }									\
 SEC("kprobe") int gs_uprobe_entry##sfx(struct pt_regs *ctx)		\
 {									\
-	return event(ctx, PT_REGS_SP(ctx), 0, 1, emit, GS_NO_CFI);	\
+	return event(ctx, PT_REGS_SP(ctx), 0, 1, emit);		\
 }									\
 SEC("kprobe") int gs_uprobe##sfx(struct pt_regs *ctx)			\
 {									\
-	return event(ctx, 0, 0, 0, emit, GS_NO_CFI);			\
+	return event(ctx, 0, 0, 0, emit);				\
 }									\
 SEC("tracepoint") int gs_tp##sfx(void *ctx)				\
 {									\
-	return event(ctx, 0, 0, 0, emit, GS_NO_CFI);			\
-}
-
-/*
- * The cfi walker's (5.3+): user frames from the unwind tables.  The rule
- * at the exact PC finds the caller at a function's entry too, so there is
- * no uprobe_entry variant.  sp: an address on the kernel stack.
- */
-#define GS_CFI_PROGRAMS(sfx, event, emit)				\
-SEC("kprobe") int gs_cfi_kprobe##sfx(struct pt_regs *ctx)		\
-{									\
-	return event(ctx, PT_REGS_SP(ctx), 1, 0, emit, GS_CFI_KERNEL);	\
-}									\
-SEC("kprobe") int gs_cfi_uprobe##sfx(struct pt_regs *ctx)		\
-{									\
-	return event(ctx, 0, 0, 0, emit, GS_CFI_USER);			\
-}									\
-SEC("tracepoint") int gs_cfi_tp##sfx(void *ctx)				\
-{									\
-	return event(ctx, sw_frame_pointer(), 0, 0, emit, GS_CFI_KERNEL); \
+	return event(ctx, 0, 0, 0, emit);				\
 }
 
 GS_PROGRAMS(, gs_event, 0)
 GS_PROGRAMS(_e, gs_event, 1)
 /* counting with small keys: see gsc_event() */
 GS_PROGRAMS(_small, gsc_event, 0)
-GS_CFI_PROGRAMS(, gs_event, 0)
-GS_CFI_PROGRAMS(_e, gs_event, 1)
-GS_CFI_PROGRAMS(_small, gsc_event, 0)
+
+/* ---- the cfi walker: user frames from unwind tables (bpf/cfi_walk.bpf.h) ---- */
+
+/* what a cfi program does with the stack, and its walk's tail-call slot */
+#define GS_CFI_COUNT	0
+#define GS_CFI_EMIT	1
+#define GS_CFI_SMALL	2	/* counting with small keys */
+/*
+ * Frames a walk program takes before it tail-calls the next: with about
+ * 600 instructions a frame, 4 stay within 4.x's 4096 a program, and 32
+ * tail calls (the most a chain may make) reach 128 frames.
+ */
+#define GS_CFI_FRAMES	4
+
+/* A tail call may only reach programs of the caller's type. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 3);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} cfi_tails_kp SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 3);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} cfi_tails_tp SEC(".maps");
+
+/* Where the user frames go in the mode's scratch key; NULL: no scratch. */
+static __always_inline __u64 *gs_cfi_ubuf(const int mode, __u64 nk)
+{
+	struct sw_gs_record *rec;
+	struct gsc_scratch *s;
+	__u32 zero = 0;
+
+	if (mode == GS_CFI_SMALL) {
+		s = bpf_map_lookup_elem(&scratch_small, &zero);
+		return s ? &s->u[1] : NULL;
+	}
+	rec = bpf_map_lookup_elem(&scratch, &zero);
+	return rec ? &rec->key.ip[sw_bound(nk, SW_MAX_FRAMES + 1)] : NULL;
+}
+
+/* The user walk has ended: count or send the stack. */
+static __always_inline void gs_cfi_done(void *ctx, __u64 nk, __u64 nu,
+					__u8 ustop, const int mode)
+{
+	struct sw_gs_record *rec;
+	struct gsc_scratch *s;
+	__u32 zero = 0;
+
+	if (mode == GS_CFI_SMALL) {
+		s = bpf_map_lookup_elem(&scratch_small, &zero);
+		if (s) {
+			s->key.h.ustop = ustop;
+			gsc_done(s, nk, nu);
+		}
+		return;
+	}
+	rec = bpf_map_lookup_elem(&scratch, &zero);
+	if (rec) {
+		rec->key.h.ustop = ustop;
+		gs_done(ctx, rec, nk, nu, mode == GS_CFI_EMIT);
+	}
+}
+
+/*
+ * The first stage: the key's header and kernel frames as getstack has
+ * them, the user registers, then the walk (gs_cfi_walk) by tail call.
+ * sp: an address on the task's kernel stack (kernel events).
+ */
+static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
+					const int user_ctx, const int mode,
+					void *tails)
+{
+	__u64 id, nk = 0, nu = 0, pc = 0, usp = 0, bp = 0, *ubuf;
+	struct sw_cfi_proc *proc;
+	struct sw_config *cfg;
+	struct cfi_state *st;
+	__u32 zero = 0;
+	__u8 ustop = SW_STOP_NO_USER;
+	int regs;
+
+	cfg = sw_filter(1, SW_BRANCHY, &id);
+	if (!cfg)
+		return 0;
+	if (mode == GS_CFI_SMALL) {
+		struct gsc_scratch *s = bpf_map_lookup_elem(&scratch_small, &zero);
+
+		if (!s)
+			return 0;
+		sw_key_hdr(&s->key.h, cfg, id, SW_BRANCHY);
+		if (cfg->flags & SW_CFG_KSTACK)
+			nk = gsc_frames(ctx, s->k, 0,
+					kentry && (cfg->flags & SW_CFG_KENTRY), sp);
+		s->u[1 + SW_MAX_FRAMES] = 0;
+	} else {
+		struct sw_gs_record *rec = bpf_map_lookup_elem(&scratch, &zero);
+
+		if (!rec)
+			return 0;
+		sw_key_hdr(&rec->key.h, cfg, id, SW_BRANCHY);
+		if (cfg->flags & SW_CFG_KSTACK)
+			nk = gs_frames(ctx, rec->key.ip, 0,
+				       kentry && (cfg->flags & SW_CFG_KENTRY), sp);
+	}
+	nk = sw_bound(nk, SW_MAX_FRAMES + 1);
+	ubuf = gs_cfi_ubuf(mode, nk);
+	st = bpf_map_lookup_elem(&cfi_state, &zero);
+	if (!ubuf || !st)
+		return 0;
+	/* the rest of the side zeroed, as bpf_get_stack leaves it */
+	if (mode != GS_CFI_EMIT) {
+#pragma unroll
+		for (int i = 0; i < SW_MAX_FRAMES; i++)
+			ubuf[i] = 0;
+	}
+	regs = cfg->flags & SW_CFG_USTACK ?
+	       cfi_user_regs(ctx, cfg, user_ctx, sp, &pc, &usp, &bp) : CFI_REGS_NONE;
+	if (regs == CFI_REGS_64) {
+		__u32 tgid = id >> 32;
+
+		proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
+		st->nr = proc ? proc->nr : 0;
+		st->tgid = tgid;
+		st->n = 0;
+		st->nk = nk;
+		st->pc = pc;
+		st->sp = usp;
+		st->bp = bp;
+		st->adj = 0;
+		st->how = SW_HOW_REGS;
+		st->bp_ok = 1;
+		bpf_tail_call(ctx, tails, mode);
+		sw_lost(SW_LOST_TAILCALL);
+		return 0;
+	}
+	if (regs == CFI_REGS_IA32) {
+		/* 4-byte frames: the kernel's unwinder walks those */
+		nu = gs_frames(ctx, ubuf, BPF_F_USER_STACK, 0, 0);
+		ustop = SW_STOP_NONE;
+	}
+	gs_cfi_done(ctx, nk, nu, ustop, mode);
+	return 0;
+}
+
+/*
+ * GS_CFI_FRAMES frames of the walk, then the next program, or the end:
+ * an outermost frame, one that cannot be read, or out of tail calls
+ * (past 128 frames: SW_STOP_DEPTH).
+ */
+static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
+{
+	struct cfi_state *st;
+	__u32 zero = 0;
+	__u64 *ubuf;
+	int why = 0;
+
+	st = bpf_map_lookup_elem(&cfi_state, &zero);
+	if (!st)
+		return 0;
+	ubuf = gs_cfi_ubuf(mode, st->nk);
+	if (!ubuf)
+		return 0;
+#pragma unroll
+	for (int k = 0; k < GS_CFI_FRAMES; k++) {
+		if (st->n >= SW_MAX_FRAMES) {
+			why = SW_STOP_DEPTH;
+			break;
+		}
+		ubuf[st->n & SW_MAX_FRAMES] = st->pc | st->how << SW_HOW_SHIFT;
+		st->n++;
+		why = cfi_step(st->tgid, st->nr, st);
+		if (why)
+			break;
+	}
+	if (!why) {
+		bpf_tail_call(ctx, tails, mode);
+		why = SW_STOP_DEPTH;
+	}
+	gs_cfi_done(ctx, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode);
+	return 0;
+}
+
+#define GS_CFI_PROGRAMS(sfx, mode)					\
+SEC("kprobe") int gs_cfi_kprobe##sfx(struct pt_regs *ctx)		\
+{									\
+	return gs_cfi_event(ctx, PT_REGS_SP(ctx), 1, 0, mode, &cfi_tails_kp); \
+}									\
+SEC("kprobe") int gs_cfi_uprobe##sfx(struct pt_regs *ctx)		\
+{									\
+	return gs_cfi_event(ctx, 0, 0, 1, mode, &cfi_tails_kp);		\
+}									\
+SEC("tracepoint") int gs_cfi_tp##sfx(void *ctx)				\
+{									\
+	return gs_cfi_event(ctx, sw_frame_pointer(), 0, 0, mode,	\
+			    &cfi_tails_tp);				\
+}									\
+SEC("kprobe") int gs_cfi_walk_kp##sfx(struct pt_regs *ctx)		\
+{									\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_kp);			\
+}									\
+SEC("tracepoint") int gs_cfi_walk_tp##sfx(void *ctx)			\
+{									\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_tp);			\
+}
+
+GS_CFI_PROGRAMS(, GS_CFI_COUNT)
+GS_CFI_PROGRAMS(_e, GS_CFI_EMIT)
+GS_CFI_PROGRAMS(_small, GS_CFI_SMALL)
 
 SW_FOLLOW_PROGRAMS()

@@ -75,27 +75,6 @@ static __u32 task_stack_offset(void)
 }
 
 /*
- * Whether the verifier takes a bounded loop (5.3): before, any backward
- * jump is refused ("back-edge").  r0 counts 0..3; nothing runs.
- */
-static bool probe_loops(void)
-{
-	struct bpf_insn loop[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_0, .imm = 1 },
-		{ .code = BPF_JMP | BPF_JGT | BPF_K, .dst_reg = BPF_REG_0, .off = 1, .imm = 3 },
-		{ .code = BPF_JMP | BPF_JA, .off = -3 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	int prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", loop, 5, NULL);
-
-	if (prog < 0)
-		return false;
-	close(prog);
-	return true;
-}
-
-/*
  * Whether uprobe_multi links exist: the kernel looks at the file only once
  * it knows the attach type, so a directory fails otherwise (EBADF) than an
  * unknown type (EINVAL).  Nothing is attached.
@@ -252,8 +231,6 @@ static void mask_to(struct sw_features *f, __u32 v)
 		f->helper_get_stack = f->btf = false;
 	if (v < SW_KVERSION(4, 20, 0))
 		f->uprobe_ref_ctr = false;
-	if (v < SW_KVERSION(5, 3, 0))
-		f->prog_loops = false;
 	if (v < SW_KVERSION(5, 11, 0))
 		f->map_big_keys = false;
 	if (v < SW_KVERSION(6, 6, 0))
@@ -341,7 +318,6 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 	f->map_big_keys = probe_big_keys();
 	if (f->prog_kprobe) {
 		f->link_uprobe_multi = probe_uprobe_multi();
-		f->prog_loops = probe_loops();
 	}
 
 	if (!read_int("/sys/bus/event_source/devices/kprobe/type", &v)) {
@@ -400,7 +376,6 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "STACK_TRACE map, get_stackid (4.6)", yes(f->helper_stackid && f->map_stack_trace));
 	fprintf(out, "%-34s %s\n", "per-CPU maps (4.6)", yes(f->map_percpu));
 	fprintf(out, "%-34s %s\n", "get_stack (4.18)", yes(f->helper_get_stack));
-	fprintf(out, "%-34s %s\n", "bounded loops (5.3)", yes(f->prog_loops));
 	fprintf(out, "%-34s %s%s\n", "hash keys over 512 bytes (5.11)",
 		yes(f->map_big_keys),
 		f->small_keys_forced ? " (STACKWALK_SMALL_KEYS=1)" : "");

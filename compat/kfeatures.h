@@ -31,7 +31,6 @@ struct sw_features {
 	bool helper_pid, helper_comm, helper_cpu, helper_tail_call, helper_output;
 	bool helper_stackid, helper_get_stack;
 	bool map_stack_trace, map_percpu, map_perf_array, map_prog_array;
-	bool prog_loops;	/* the verifier takes bounded loops (5.3) */
 	bool map_big_keys;	/* hash keys over 512 bytes (5.11) */
 	bool small_keys_forced;	/* STACKWALK_SMALL_KEYS=1 cleared it */
 

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * The cfi walker (5.3+): kernel frames from bpf_get_stack as the getstack
+ * The cfi walker (4.18+): kernel frames from bpf_get_stack as the getstack
  * walker has them, user frames unwound in BPF from the binaries' own
  * unwind tables (.eh_frame), which the frontend loads into maps
  * (src/unwind.c).  So code built without frame pointers, frameless leaf
  * functions and probes before a prologue all give their callers.  Same
- * object, keys and counts as getstack (bpf/getstack.bpf.c's gs_cfi_*).
+ * object, keys and counts as getstack (bpf/getstack.bpf.c's gs_cfi_*):
+ * a first program per role takes the kernel frames and the user
+ * registers, then walk programs tail-call one another, a few frames each.
  */
 #include <errno.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "walker_int.h"
 #include "getstack.skel.h"
@@ -15,13 +18,11 @@
 static bool cfi_refuse(const struct sw_features *f, const struct walker_need *n,
 		       char *msg, size_t len)
 {
-	const char *lacks = !f->helper_get_stack ?
-		"this kernel has no bpf_get_stack (4.18+)" :
-		"this kernel's verifier takes no bounded loops (5.3+), which "
-		"the unwind-table walk needs";
+	bool tails = f->helper_tail_call && f->map_prog_array;
 
 	if (walkers_refuse_helper(&walker_cfi, f, n, f->helper_get_stack &&
-				  f->map_percpu && f->prog_loops, lacks, msg, len))
+				  f->map_percpu && tails,
+				  "this kernel has no bpf_get_stack (4.18+)", msg, len))
 		return true;
 	if (n && !n->ustack)
 		return walkers_refused(&walker_cfi, "it unwinds user frames, and "
@@ -33,10 +34,11 @@ static const char *cfi_why(const struct sw_features *f, const struct walker_need
 {
 	(void)n;
 	return f->map_big_keys ?
-	       "bounded loops (5.3+): user frames from unwind tables, "
-	       "exact raw-frame keys" :
-	       "bounded loops (5.3+): user frames from unwind tables, hash "
-	       "keys are at most 512 bytes: exact interned chunks of frames";
+	       "bpf_get_stack and tail calls (4.18+): user frames from unwind "
+	       "tables, exact raw-frame keys" :
+	       "bpf_get_stack and tail calls (4.18+): user frames from unwind "
+	       "tables, hash keys are at most 512 bytes: exact interned chunks "
+	       "of frames";
 }
 
 /* Counting with small keys, counting, or emitting: the sink's variant. */
@@ -60,6 +62,51 @@ static struct bpf_program *cfi_prog(const struct walker *w, enum sw_role role,
 	}
 }
 
+/* The walk programs of this run's mode, by the type their callers have. */
+static void walk_progs(const struct walker *w, struct bpf_program **kp,
+		       struct bpf_program **tp)
+{
+	const struct getstack_bpf *s = w->skel;
+
+	*kp = CFI_PROG(w, s, gs_cfi_walk_kp);
+	*tp = CFI_PROG(w, s, gs_cfi_walk_tp);
+}
+
+/* Its slot in the tail-call maps: bpf/getstack.bpf.c's GS_CFI_* modes. */
+static __u32 walk_slot(const struct walker *w)
+{
+	return w->o.sink != SINK_COUNT ? 1 : w->small ? 2 : 0;
+}
+
+static void cfi_choose(struct walker *w)
+{
+	struct bpf_program *kp, *tp;
+
+	walker_getstack_choose(w);
+	walk_progs(w, &kp, &tp);
+	walker_want(w, kp, true);
+	walker_want(w, tp, w->f->prog_tracepoint);
+}
+
+static int cfi_loaded(struct walker *w)
+{
+	const struct getstack_bpf *s = w->skel;
+	struct bpf_program *kp, *tp;
+	__u32 slot = walk_slot(w);
+	int fd;
+
+	walk_progs(w, &kp, &tp);
+	fd = bpf_program__fd(kp);
+	if (bpf_map_update_elem(bpf_map__fd(s->maps.cfi_tails_kp), &slot, &fd, BPF_ANY))
+		return -errno;
+	if (!w->f->prog_tracepoint)
+		return 0;
+	fd = bpf_program__fd(tp);
+	if (bpf_map_update_elem(bpf_map__fd(s->maps.cfi_tails_tp), &slot, &fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 int walker_cfi_fds(const struct walker *w, int *rows, int *procs, int *maps)
 {
 	if (!w->cfi_rows)
@@ -73,12 +120,14 @@ int walker_cfi_fds(const struct walker *w, int *rows, int *procs, int *maps)
 const struct walker_desc walker_cfi = {
 	.kind = SW_WALKER_CFI,
 	.name = "cfi",
+	.tail_calls = true,
 	.refuse = cfi_refuse,
 	.why = cfi_why,
 	.open = walker_getstack_open,
 	.destroy = walker_getstack_destroy,
 	.prog = cfi_prog,
-	.choose = walker_getstack_choose,
+	.choose = cfi_choose,
+	.loaded = cfi_loaded,
 	.read_begin = walker_getstack_read_begin,
 	.key_frames = walker_getstack_key_frames,
 };

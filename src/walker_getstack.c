@@ -50,6 +50,9 @@ int walker_getstack_open(struct walker *w)
 		bpf_map__set_autocreate(w->cfi_rows, false);
 		bpf_map__set_autocreate(w->cfi_procs, false);
 		bpf_map__set_autocreate(w->cfi_maps, false);
+		bpf_map__set_autocreate(s->maps.cfi_state, false);
+		bpf_map__set_autocreate(s->maps.cfi_tails_kp, false);
+		bpf_map__set_autocreate(s->maps.cfi_tails_tp, false);
 		w->cfi_rows = w->cfi_procs = w->cfi_maps = NULL;
 	} else {
 		bpf_map__set_max_entries(w->cfi_rows, w->o.cfi_rows);

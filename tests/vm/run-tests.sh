@@ -139,13 +139,20 @@ esac
 ROOT_SYSCALL=$(echo "$ENTRY" | tail -n1 | sed 's/^  //')
 
 # The walker auto picks (../shared/kernels/README.md)
-if ge 4 18; then AUTO=getstack; elif ge 4 6; then AUTO=stackmap; else AUTO=fp; fi
+# (with -K, where cfi has no user frames to walk: KAUTO)
+if ge 4 18; then AUTO=cfi; elif ge 4 6; then AUTO=stackmap; else AUTO=fp; fi
+KAUTO=$AUTO
+[ $AUTO = cfi ] && KAUTO=getstack
 # Walkers that can take kernel frames here (the fp walker needs frame pointers)
 UWALKERS=fp
 ge 4 6 && UWALKERS="$UWALKERS stackmap"
 ge 4 18 && UWALKERS="$UWALKERS getstack"
 KWALKERS=$UWALKERS
 [ "$SW_KERNEL" = cloud ] && KWALKERS=${UWALKERS#fp }
+# cfi walks user frames only: its kernel frames are getstack's
+ge 4 18 && UWALKERS="$UWALKERS cfi"
+DWALKERS=$KWALKERS
+ge 4 18 && DWALKERS="$DWALKERS cfi"
 
 # ---- the kernel ----
 
@@ -325,6 +332,44 @@ usdt;...;main;tock_site 6
 EOF
 }
 
+# cfipaths: the callers a frame-pointer walk loses (a frameless function,
+# a function's first instruction, glibc's syscall()), found from each
+# function's unwind table, to _start as on the host (tests/cfi.bats)
+cfipaths_stacks() {	# PATTERN: cfipaths' folded stacks there
+	sc /tmp/c.out -f -U --walker cfi "$1" -- ./cfipaths || return 1
+	grep '^cfipaths;' /tmp/c.out | sort > /tmp/c.m
+	expect /tmp/c.m
+}
+
+cfi_callers() {
+	R='cfipaths;_start;__libc_start_main;__libc_start_call_main;main'
+	printf '%s\n' "$R;leaf_a;frameless 1" "$R;leaf_b;frameless 2" |
+		cfipaths_stacks 'u:./cfipaths:frameless' || return 1
+	printf '%s\n' "$R;entry_a;entered 3" "$R;entry_b;entered 4" |
+		cfipaths_stacks './cfipaths:entered' || return 1
+	printf '%s\n' "$R;sys_a;syscall 5" "$R;sys_b;syscall 6" |
+		cfipaths_stacks t:syscalls:sys_enter_getppid
+}
+
+cfi_refused() {	# before 4.18: one line; auto takes another walker
+	refused /tmp/cr.out "--walker cfi: this kernel has no bpf_get_stack (4.18+); use --walker auto" \
+		--walker cfi -U ./paths:work -- ./paths 1
+}
+
+cfi_explain() {	# each user frame's rule, as the walk used it, to main
+	$SN --explain ./cfipaths:entered -- ./cfipaths > /tmp/x.out 2>&1 || { cat /tmp/x.out; return 1; }
+	# the first event's lines, the time and addresses left out
+	awk 'NR > 2 && NF == 1 { exit } NR > 2' /tmp/x.out | cut -c20- |
+		sed -E 's/^(ip|r[0-9]+): [0-9a-f]+ /\1: ADDR /' | sed '/ main$/q' > /tmp/x.m
+	expect /tmp/x.m <<'EOF'
+ip: ADDR regs entered
+    CFA = %rsp+8: the return address is on top of the stack; %rbp still holds the caller's
+r0: ADDR cfi entry_a
+    CFA = %rbp+16: the function keeps a frame pointer; the return address is at %rbp+8; the caller's %rbp is saved at CFA-16
+r1: ADDR cfi main
+EOF
+}
+
 uprobes_refused() {	# 4.1-4.2
 	refused /tmp/ur.out "this kernel cannot run BPF on uprobes (4.3+, CONFIG_UPROBE_EVENTS), so user functions cannot be traced" ./paths:work
 }
@@ -363,7 +408,7 @@ tp_refused() {	# before 4.7
 
 tp_exec_once() {	# one exec, one event, every walker's kernel frames alike
 	kernel_frames_equal t:sched:sched_process_exec &&
-	grep -c '^    [0-9]' /tmp/f.$AUTO | grep -qx 1 && grep -qx '    1' /tmp/f.$AUTO
+	grep -c '^    [0-9]' /tmp/f.$KAUTO | grep -qx 1 && grep -qx '    1' /tmp/f.$KAUTO
 }
 
 # ---- options ----
@@ -527,7 +572,7 @@ ge 4 2 && t "kprobe: wildcards and -r" kprobe_wildcards
 ge 4 17 && t "kprobe: sys_getppid is named __x64_sys_getppid since 4.17" sys_name_hint
 [ "$SW_KERNEL" = cloud ] && t "kprobe: fp refuses kernel frames without frame pointers" fp_refused_on_orc
 if ge 4 2; then
-	for w in $KWALKERS; do
+	for w in $DWALKERS; do
 		case $w in
 		fp) ;;
 		*) grep -q 'syscall fast path, stale %rbp  *yes' /tmp/feat.out && continue ;;
@@ -555,6 +600,13 @@ if ge 4 3; then
 	t "USDT: exact counts, the semaphore set" usdt_semaphore
 else
 	t "uprobes: refused before 4.3, in one line" uprobes_refused
+fi
+
+if ge 4 18; then
+	t "cfi: a frameless function, a first instruction, glibc's syscall(): every caller, to _start" cfi_callers
+	t "stacksnoop --explain, cfi: each user frame's unwind rule" cfi_explain
+elif ge 4 3; then
+	t "cfi: refused before 4.18, in one line" cfi_refused
 fi
 
 if ge 4 14; then
