@@ -27,9 +27,15 @@ struct {
 	__type(value, struct sw_cfi_row);
 } cfi_rows SEC(".maps");
 
+/*
+ * Not preallocated: an element replaced while a walk holds it is freed
+ * after an RCU grace period, never handed straight to the next update
+ * (the frontend rewrites a process's entries when it maps more).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SW_CFI_PROCS_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct sw_cfi_proc);
 } cfi_procs SEC(".maps");
@@ -37,6 +43,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SW_CFI_MAPS_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct sw_cfi_map_key);
 	__type(value, struct sw_cfi_map);
 } cfi_maps SEC(".maps");
@@ -125,6 +132,13 @@ struct cfi_state {
 	__u64 adj;		/* 1: pc is a return address, look up pc - 1 */
 	__u64 how;		/* how pc was found: SW_HOW_* */
 	__u64 bp_ok;		/* bp holds the frame's %rbp */
+	/*
+	 * The event fired on a function's first instruction: where no row
+	 * covers it (code without CFI, such as hand-written assembler), the
+	 * rule there is still known: the return address is on top of the
+	 * stack, and %rbp is the caller's.
+	 */
+	__u64 entry;
 	/* the rule: CFA = (from_bp ? bp : sp) + off; rbp as sw_cfi_row.rbp */
 	__u64 kind, from_bp, off;
 	__s64 rbp;
@@ -154,6 +168,12 @@ static __always_inline void cfi_rule(__u32 tgid, __u32 nr, struct cfi_state *st)
 	m = cfi_find_map(tgid, nr, pc);
 	if (m && pc - m->bias < (1ULL << 32))
 		r = cfi_find_row(m, pc - m->bias);
+	if ((!r || r->kind == SW_CFI_NONE) && st->entry) {
+		st->kind = SW_CFI_RSP;
+		st->off = 8;
+		st->rbp = 0;
+		return;
+	}
 	if (!r)
 		return;
 	st->kind = r->kind;
@@ -171,6 +191,7 @@ static __always_inline int cfi_step(__u32 tgid, __u32 nr, struct cfi_state *st)
 	long err = 0;
 
 	cfi_rule(tgid, nr, st);
+	st->entry = 0;
 	kind = st->kind;
 	if (kind == SW_CFI_END)
 		return SW_STOP_END;

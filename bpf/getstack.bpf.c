@@ -404,8 +404,8 @@ static __always_inline void gs_cfi_done(void *ctx, __u64 nk, __u64 nu,
  * sp: an address on the task's kernel stack (kernel events).
  */
 static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
-					const int user_ctx, const int mode,
-					void *tails)
+					const int user_ctx, const int uentry,
+					const int mode, void *tails)
 {
 	__u64 id, nk = 0, nu = 0, pc = 0, usp = 0, bp = 0, *ubuf;
 	struct sw_cfi_proc *proc;
@@ -465,6 +465,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		st->adj = 0;
 		st->how = SW_HOW_REGS;
 		st->bp_ok = 1;
+		st->entry = uentry;
 		bpf_tail_call(ctx, tails, mode);
 		sw_lost(SW_LOST_TAILCALL);
 		return 0;
@@ -519,15 +520,20 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 #define GS_CFI_PROGRAMS(sfx, mode)					\
 SEC("kprobe") int gs_cfi_kprobe##sfx(struct pt_regs *ctx)		\
 {									\
-	return gs_cfi_event(ctx, PT_REGS_SP(ctx), 1, 0, mode, &cfi_tails_kp); \
+	return gs_cfi_event(ctx, PT_REGS_SP(ctx), 1, 0, 0, mode,	\
+			    &cfi_tails_kp);				\
 }									\
 SEC("kprobe") int gs_cfi_uprobe##sfx(struct pt_regs *ctx)		\
 {									\
-	return gs_cfi_event(ctx, 0, 0, 1, mode, &cfi_tails_kp);		\
+	return gs_cfi_event(ctx, 0, 0, 1, 0, mode, &cfi_tails_kp);	\
+}									\
+SEC("kprobe") int gs_cfi_uprobe_entry##sfx(struct pt_regs *ctx)	\
+{									\
+	return gs_cfi_event(ctx, 0, 0, 1, 1, mode, &cfi_tails_kp);	\
 }									\
 SEC("tracepoint") int gs_cfi_tp##sfx(void *ctx)				\
 {									\
-	return gs_cfi_event(ctx, sw_frame_pointer(), 0, 0, mode,	\
+	return gs_cfi_event(ctx, sw_frame_pointer(), 0, 0, 0, mode,	\
 			    &cfi_tails_tp);				\
 }									\
 SEC("kprobe") int gs_cfi_walk_kp##sfx(struct pt_regs *ctx)		\

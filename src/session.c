@@ -884,12 +884,21 @@ int session_start(struct session *s)
 }
 
 int session_unwind_rule(const struct session *s, __u32 tgid, __u64 addr,
-			bool exact, char *buf, size_t len)
+			bool exact, bool entry, char *buf, size_t len)
 {
 	const struct sw_cfi_row *r = s->unwind ?
 				     unwind_row(s->unwind, tgid, addr, exact) : NULL;
 	struct sw_cfi_row none = { .kind = SW_CFI_NONE };
+	/* what the walker does at a first instruction no CFI covers */
+	struct sw_cfi_row at_entry = { .kind = SW_CFI_RSP, .cfa = 1 };
+	int n;
 
+	if ((!r || r->kind == SW_CFI_NONE) && entry) {
+		n = cfi_row_explain(&at_entry, buf, len);
+		return n + snprintf(buf + n, len > (size_t)n ? len - n : 0,
+				    " (no CFI here, but a function's first "
+				    "instruction needs none)");
+	}
 	return cfi_row_explain(r ? r : &none, buf, len);
 }
 

@@ -114,10 +114,11 @@ int session_init(struct session *s);
 /*
  * --explain with the cfi walker: the unwind rule at user address addr of
  * tgid in words (exact: where the event fired or a signal interrupted,
- * else a return address), as snprintf returns.
+ * else a return address; entry: the event fired at a function's first
+ * instruction, where the walker needs no CFI), as snprintf returns.
  */
 int session_unwind_rule(const struct session *s, __u32 tgid, __u64 addr,
-			bool exact, char *buf, size_t len);
+			bool exact, bool entry, char *buf, size_t len);
 /*
  * Everything up to the probes attached, COMMAND held at the door: returns
  * 0, or the exit status after saying what went wrong.

@@ -165,11 +165,12 @@ static void line(const struct tool *t, const struct sw_event *ev,
 
 /* --explain, cfi walker: the rule that led from this frame to the next */
 static void explain_rule(struct tool *t, const struct sw_event *ev,
-			 const char *comm, __u64 addr, bool exact)
+			 const char *comm, __u64 addr, bool exact, bool entry)
 {
 	char rule[512], msg[530];
 
-	session_unwind_rule(&t->s, ev->stack.tgid, addr, exact, rule, sizeof(rule));
+	session_unwind_rule(&t->s, ev->stack.tgid, addr, exact, entry, rule,
+			    sizeof(rule));
 	snprintf(msg, sizeof(msg), "    %s", rule);
 	line(t, ev, comm, msg);
 }
@@ -207,7 +208,8 @@ static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
 		free(msg);
 		if (t->s.explain_cfi && !kernel)
 			explain_rule(t, ev, comm, ip[i],
-				     !i || (how && sw_how_get(how, i) == SW_HOW_SIGNAL));
+				     !i || (how && sw_how_get(how, i) == SW_HOW_SIGNAL),
+				     !i && t->how.entry);
 	}
 }
 

@@ -122,13 +122,19 @@ int unwind_add_proc(struct unwind *u, uint32_t pid)
 		p.nr = nr;
 		bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY);
 	}
+	/* what is there already is left alone: a walk may be reading it */
 	for (size_t i = 0; !err && i < nr; i++) {
 		struct sw_cfi_map_key k = { .tgid = pid, .idx = i };
+		struct sw_cfi_map have;
 
+		if (known && i < old.nr &&
+		    !bpf_map_lookup_elem(u->maps_fd, &k, &have) &&
+		    !memcmp(&have, &u->maps[i], sizeof(have)))
+			continue;
 		if (bpf_map_update_elem(u->maps_fd, &k, &u->maps[i], BPF_ANY))
 			err = -errno;
 	}
-	if (!err) {
+	if (!err && (!known || old.nr != nr)) {
 		p.nr = nr;
 		if (bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY))
 			err = -errno;

@@ -51,14 +51,15 @@ static struct bpf_program *cfi_prog(const struct walker *w, enum sw_role role,
 {
 	const struct getstack_bpf *s = w->skel;
 
-	(void)uentry;	/* the rule at the entry's PC finds the caller */
 	switch (role) {
 	case SW_ROLE_KPROBE:
 		return CFI_PROG(w, s, gs_cfi_kprobe);
 	case SW_ROLE_TRACEPOINT:
 		return CFI_PROG(w, s, gs_cfi_tp);
 	default:
-		return CFI_PROG(w, s, gs_cfi_uprobe);
+		/* at an entry without CFI, the entry's own rule still holds */
+		return uentry ? CFI_PROG(w, s, gs_cfi_uprobe_entry) :
+				CFI_PROG(w, s, gs_cfi_uprobe);
 	}
 }
 

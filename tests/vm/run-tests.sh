@@ -546,7 +546,8 @@ legacy_kprobe() {	# --legacy: kprobe_events in debugfs, as on 4.4
 snoop_legacy() {	# VERSION ARGS...: trace_pipe (4.1-4.3) against perf output
 	v=$1
 	shift
-	$SN "$@" $GETPPID -- ./paths 2 > /tmp/n.perf 2>&1
+	# the fp walker both ways: forced legacy runs nothing else
+	$SN --walker fp "$@" $GETPPID -- ./paths 2 > /tmp/n.perf 2>&1
 	$SN --legacy=$v "$@" $GETPPID -- ./paths 2 > /tmp/n.legacy 2>&1
 	cat /tmp/n.legacy
 	snoop_events /tmp/n.perf > /tmp/n.perf.e
