@@ -708,6 +708,12 @@ static void report_unwind(struct session *s, bool debug)
 	struct unwind_stats st;
 
 	unwind_stats(s->unwind, &st);
+	/* at the end, only what did not fit since */
+	if (!debug && s->unwind_said.cfi.no_room == st.cfi.no_room &&
+	    s->unwind_said.procs_no_room == st.procs_no_room &&
+	    s->unwind_said.maps_no_room == st.maps_no_room)
+		return;
+	s->unwind_said = st;
 	if (debug)
 		fprintf(s->out, "unwind tables: %zu binaries, %zu rows, %zu of %llu "
 			"bytes; %zu processes, %zu mappings; %.1f ms\n",
@@ -1190,6 +1196,9 @@ static void report_losses(struct session *s)
 		fprintf(stderr, "%llu process mapping records lost: some "
 			"user frames may show as [unknown]\n",
 			(unsigned long long)l.mappings);
+	/* tables of libraries and processes that came after the start */
+	if (s->unwind)
+		report_unwind(s, false);
 }
 
 /*

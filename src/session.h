@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "probe.h"
 #include "walker.h"
+#include "unwind.h"
 
 struct procs;
 struct sideband;
@@ -53,6 +54,7 @@ struct session {
 	struct symbolizer *sym;
 	struct unwind *unwind;		/* the cfi walker's tables */
 	bool unwind_live;		/* sideband records reach them now */
+	struct unwind_stats unwind_said;	/* what did not fit, as said */
 	bool explain_cfi;		/* --explain: the cfi walker's rules */
 	struct sw_cmd cmd;
 	bool have_cmd;

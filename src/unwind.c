@@ -4,10 +4,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
 #include <bpf/bpf.h>
 #include "cfi.h"
 #include "unwind.h"
+#include "vec.h"
+
+static int add_proc(struct unwind *u, uint32_t pid);
 
 struct unwind {
 	struct cfi_cache *cache;
@@ -96,7 +100,54 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/*
+ * Room for more: forget the processes that have exited (whose events have
+ * all fired), their entries and their count.  Returns how many.
+ */
+static size_t reap(struct unwind *u)
+{
+	__u32 pid, next, *dead = NULL;
+	size_t n = 0, cap = 0, reaped = 0;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(u->procs_fd, first ? NULL : &pid, &next)) {
+		first = false;
+		pid = next;
+		if (kill(pid, 0) && errno == ESRCH && !VEC_GROW(dead, n, cap, 64))
+			dead[n++] = pid;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sw_cfi_proc p;
+
+		if (bpf_map_lookup_elem(u->procs_fd, &dead[i], &p))
+			continue;
+		bpf_map_delete_elem(u->procs_fd, &dead[i]);
+		for (__u32 j = 0; j < p.nr; j++) {
+			struct sw_cfi_map_key k = { .tgid = dead[i], .idx = j };
+
+			bpf_map_delete_elem(u->maps_fd, &k);
+		}
+		reaped++;
+	}
+	free(dead);
+	return reaped;
+}
+
 int unwind_add_proc(struct unwind *u, uint32_t pid)
+{
+	int err = add_proc(u, pid);
+
+	/* full: make room from processes that exited, and once more */
+	if (err == -E2BIG && reap(u))
+		err = add_proc(u, pid);
+	if (err == -E2BIG || err == -ENOSPC) {
+		u->procs_no_room++;
+		err = 0;
+	}
+	return err;
+}
+
+static int add_proc(struct unwind *u, uint32_t pid)
 {
 	struct sw_cfi_proc p = {}, old = {};
 	size_t nr, no_room;
@@ -139,12 +190,9 @@ int unwind_add_proc(struct unwind *u, uint32_t pid)
 		if (bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY))
 			err = -errno;
 	}
-	if (err == -E2BIG || err == -ENOSPC) {
-		u->procs_no_room += !known;
-		err = 0;
-	} else if (!err && !known && nr) {
-		u->procs++;
-		u->nmaps += nr;
+	if (!err) {
+		u->procs += !known;
+		u->nmaps += nr - (known ? old.nr : 0);
 		u->maps_no_room += no_room;
 	}
 out:
