@@ -9,6 +9,7 @@
 load helpers
 
 GDB_BT=$TOP/tests/gdb_bt.sh
+SN=$TOP/build/stacksnoop
 
 # Until the cfi walker is in, the tests that need it say so.
 need_cfi() {
@@ -135,4 +136,110 @@ EOF
 @test "cfi: Debian's python3, a write's stack as gdb unwinds it" {
 	need_cfi
 	same_as_gdb '*write' c:write -- /usr/bin/python3 -c 'import os; os.write(2, b"x\n")'
+}
+
+# A kernel event's user stack, in Debian's python3.11: the user registers
+# saved at the syscall, then the tables (python's main tail-calls
+# Py_BytesMain, so gdb and the walker both go from it to libc's start).
+@test "cfi: a sys_enter_write in Debian's python3.11, its user stack as gdb unwinds it" {
+	need_cfi
+	same_as_gdb syscall:write t:syscalls:sys_enter_write -- /usr/bin/python3.11 \
+		-c 'import os; os.write(2, b"x\n")'
+}
+
+# Past a signal frame the caller is the interrupted PC, saved in the
+# ucontext at __restore_rt, not a return address (tests/workloads/sigpaths.c).
+@test "cfi: through a signal frame (__restore_rt) as gdb unwinds it" {
+	need_cfi
+	same_as_gdb '*on_signal' "$W/sigpaths:on_signal" -- "$W/sigpaths"
+}
+
+# -v: how each user frame was found; the frame after the signal frame
+# came from the registers the kernel saved.
+@test "cfi: -v says how each user frame was found: regs, cfi, signal" {
+	need_cfi
+	run --separate-stderr "$SC" -v -U "$W/sigpaths:on_signal" -- "$W/sigpaths"
+	[ "$status" -eq 0 ]
+	diff -u - <(echo "$output" | awk '/^  [0-9a-f]+ / { print $2, $3 }' | head -n 10) <<'EOF'
+regs on_signal
+cfi handler
+cfi [unknown]
+signal [unknown]
+cfi raise
+cfi sender
+cfi main
+cfi [unknown]
+cfi __libc_start_main
+cfi _start
+EOF
+}
+
+# stacksnoop --explain: the rule at each user frame, the first one at the
+# probed instruction, the others a byte before each return address.
+@test "cfi: stacksnoop --explain shows the unwind rule of each user frame" {
+	need_cfi
+	run --separate-stderr "$SN" --explain "$W/cfipaths:entered" -- "$W/cfipaths"
+	[ "$status" -eq 0 ]
+	diff -u - <(echo "$output" | awk 'NR > 2 && NF == 1 { exit } NR > 2' | cut -c20- |
+		sed -E 's/^(ip|r[0-9]+): [0-9a-f]+ /\1: ADDR /') <<'EOF'
+ip: ADDR regs entered
+    CFA = %rsp+8: the return address is on top of the stack; %rbp still holds the caller's
+r0: ADDR cfi entry_a
+    CFA = %rbp+16: the function keeps a frame pointer; the return address is at %rbp+8; the caller's %rbp is saved at CFA-16
+r1: ADDR cfi main
+    CFA = %rbp+16: the function keeps a frame pointer; the return address is at %rbp+8; the caller's %rbp is saved at CFA-16
+r2: ADDR cfi [unknown]
+    CFA = %rsp+160: the return address is at %rsp+152, above the 152 bytes the function has pushed or reserved; %rbp still holds the caller's
+r3: ADDR cfi __libc_start_main
+    CFA = %rsp+80: the return address is at %rsp+72, above the 72 bytes the function has pushed or reserved; the caller's %rbp is saved at CFA-48
+r4: ADDR cfi _start
+    the return address is undefined: this is the outermost frame, the stack ends here
+EOF
+}
+
+# A table that does not fit is said, never dropped silently: 1 MiB holds
+# python3.11's start (about 105,000 rows), not libstdc++ loaded after.
+@test "cfi: --unwind-memory: a table that does not fit is named in a warning, the run goes on" {
+	need_cfi
+	run --separate-stderr "$SC" -U --unwind-memory 1 t:syscalls:sys_enter_getppid -- \
+		/usr/bin/python3.11 -c 'import ctypes, os; ctypes.CDLL("libstdc++.so.6"); os.getppid()'
+	[ "$status" -eq 0 ]
+	[[ "$stderr" =~ ^stackcount:\ the\ unwind\ tables\ of\ 1\ binaries\ \([0-9]+\ rows\)\ did\ not\ fit\ in\ --unwind-memory\ 1\ MiB:\ their\ frames\ are\ found\ by\ frame\ pointers\;\ give\ more$ ]]
+	[ "$(echo "$output" | grep -c '^    1$')" -eq 1 ]
+}
+
+@test "cfi: --unwind-memory takes 1 to 1024 MiB, else one line and exit 2" {
+	run --separate-stderr "$SC" --unwind-memory 0 -U t:syscalls:sys_enter_getppid
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "stackcount: invalid --unwind-memory '0'; give MiB for unwind tables, 1 to 1024" ]
+}
+
+# deep N: target, down(N % 3) ... down0, main, then libc's start to
+# _start; at most 127 frames, which the walk reaches four frames a
+# program, tail call by tail call: a frame lost, repeated or out of place
+# where one program hands over to the next breaks the cycle of names.
+expected_cfi_deep() {
+	local d
+	{
+		echo "  target"
+		for ((d = $1; d >= 0; d--)); do
+			echo "  down$((d % 3))"
+		done
+		printf '  main\n  [unknown]\n  __libc_start_main\n  _start\n'
+	} | head -n 127
+	printf '    deep [PID]\n    2\n'
+}
+
+@test "cfi: deep stacks across the walk's tail calls, frame by frame, big and small keys" {
+	need_cfi
+	# 3, 4, 5 frames past a program's 4; 106; 127 exactly; 205 cut to 127
+	for n in 0 1 2 100 121 200; do
+		for small in 0 1; do
+			STACKWALK_SMALL_KEYS=$small run --separate-stderr "$SC" -U --walker cfi \
+				"$W/deep:target" -- "$W/deep" "$n"
+			[ "$status" -eq 0 ]
+			[ -z "$stderr" ]
+			diff -u <(expected_cfi_deep "$n") <(echo "$output" | sed '1,2d' | head -n -2 | normalize)
+		done
+	done
 }

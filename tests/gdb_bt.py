@@ -129,6 +129,9 @@ def main():
     spec = opts["GDB_BT_SPEC"]
     names = opts.get("GDB_BT_NAMES") == "1"
     all_frames = opts.get("GDB_BT_ALL") == "1"
+    # the program's own signals go to it, as they do without gdb
+    gdb.execute("handle SIGUSR1 SIGUSR2 SIGALRM nostop noprint pass",
+                to_string=True)
     gdb.execute("starti", to_string=True)
     # A dynamic program starts in ld.so: wait until its libraries are
     # mapped, before any of their code has run, so that *malloc is libc's
