@@ -81,11 +81,11 @@ static __always_inline struct sw_cfi_map *cfi_find_map(__u32 tgid, __u32 nr,
 	return m;
 }
 
-/* The row for rel in m's table, or NULL: step 3 of bpf/cfi.h. */
-static __always_inline struct sw_cfi_row *cfi_find_row(const struct sw_cfi_map *m,
+/* The row for rel in a table of count rows from first, or NULL: step 3. */
+static __always_inline struct sw_cfi_row *cfi_find_row(__u32 first, __u32 count,
 							__u64 rel)
 {
-	__u32 base = m->first, n = m->count, half, idx;
+	__u32 base = first, n = count, half, idx;
 	struct sw_cfi_row *r;
 
 	if (!n)
@@ -142,6 +142,13 @@ struct cfi_state {
 	/* the rule: CFA = (from_bp ? bp : sp) + off; rbp as sw_cfi_row.rbp */
 	__u64 kind, from_bp, off;
 	__s64 rbp;
+	/*
+	 * The mapping the last frame was in, as cfi_maps has it: the next
+	 * frame is most often in it too, and then needs no search (its seven
+	 * hash lookups are most of a frame's cost).  m_len 0: none yet.
+	 */
+	__u64 m_start, m_len, m_bias;
+	__u32 m_first, m_count;
 };
 
 struct {
@@ -165,9 +172,20 @@ static __always_inline void cfi_rule(__u32 tgid, __u32 nr, struct cfi_state *st)
 	struct sw_cfi_row *r = NULL;
 
 	st->kind = SW_CFI_NONE;
-	m = cfi_find_map(tgid, nr, pc);
-	if (m && pc - m->bias < (1ULL << 32))
-		r = cfi_find_row(m, pc - m->bias);
+	if (pc - st->m_start >= st->m_len) {
+		m = cfi_find_map(tgid, nr, pc);
+		if (m) {
+			st->m_start = m->start;
+			st->m_len = m->end - m->start;
+			st->m_bias = m->bias;
+			st->m_first = m->first;
+			st->m_count = m->count;
+		} else {
+			st->m_len = 0;
+		}
+	}
+	if (pc - st->m_start < st->m_len && pc - st->m_bias < (1ULL << 32))
+		r = cfi_find_row(st->m_first, st->m_count, pc - st->m_bias);
 	if ((!r || r->kind == SW_CFI_NONE) && st->entry) {
 		st->kind = SW_CFI_RSP;
 		st->off = 8;

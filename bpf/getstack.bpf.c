@@ -466,6 +466,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		st->how = SW_HOW_REGS;
 		st->bp_ok = 1;
 		st->entry = uentry;
+		st->m_len = 0;
 		bpf_tail_call(ctx, tails, mode);
 		sw_lost(SW_LOST_TAILCALL);
 		return 0;
