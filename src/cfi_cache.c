@@ -290,7 +290,7 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 		/* the file at the path may no longer be the one mapped */
 		if (m->ino && (stat(paths[i], &st) || st.st_ino != m->ino))
 			continue;
-		if (!elf_file_open(&ef, paths[i], &sk))
+		if (!elf_file_open_own(&ef, paths[i], &sk))
 			path = paths[i];
 	}
 	if (sk.why && c->on_skip)

@@ -371,8 +371,9 @@ static int load(struct elf_file *ef, const char *path, struct untrusted_skip *sk
 	return load_syms(ef, path, sk);
 }
 
-int elf_file_open(struct elf_file **out, const char *path,
-		   struct untrusted_skip *sk)
+/* debug: whether to look for its debug file (see load_syms) */
+static int open_path(struct elf_file **out, const char *path, bool debug,
+		     struct untrusted_skip *sk)
 {
 	struct elf_file *ef;
 	int err;
@@ -383,13 +384,25 @@ int elf_file_open(struct elf_file **out, const char *path,
 		return -ENOMEM;
 	ef->elf = untrusted_elf(path, &ef->mem, &err, sk);
 	if (ef->elf)
-		err = load(ef, path, sk);
+		err = load(ef, debug ? path : NULL, sk);
 	if (err) {
 		elf_file_free(ef);
 		return err;
 	}
 	*out = ef;
 	return 0;
+}
+
+int elf_file_open(struct elf_file **out, const char *path,
+		   struct untrusted_skip *sk)
+{
+	return open_path(out, path, true, sk);
+}
+
+int elf_file_open_own(struct elf_file **out, const char *path,
+		       struct untrusted_skip *sk)
+{
+	return open_path(out, path, false, sk);
 }
 
 int elf_file_from_memory(struct elf_file **out, void *mem, size_t size)

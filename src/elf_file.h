@@ -31,6 +31,13 @@ struct untrusted_skip;
  */
 int elf_file_open(struct elf_file **out, const char *path,
 		   struct untrusted_skip *sk);
+/*
+ * The same without looking for its debug file, for readers of the file's
+ * own sections: a debug file refused is then said once, by whoever names
+ * its symbols, not again under another path to it.
+ */
+int elf_file_open_own(struct elf_file **out, const char *path,
+		       struct untrusted_skip *sk);
 int elf_file_new(struct elf_file **out, const char *path);
 /*
  * An image already in memory (the vDSO, read from a process): mem, from

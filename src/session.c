@@ -503,10 +503,13 @@ static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
 		bool seen = false;
 		int err;
 
+		/* a tracepoint or kprobe has no semaphore, nor a path */
+		if (!tg->semaphore)
+			continue;
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = ts->v[j].semaphore == tg->semaphore &&
 			       !strcmp(ts->v[j].spec.path, tg->spec.path);
-		if (!tg->semaphore || seen)
+		if (seen)
 			continue;
 		err = semaphore_add(pid, tg->spec.path, tg->semaphore, delta);
 		if (err && delta > 0)

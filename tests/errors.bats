@@ -101,7 +101,7 @@ expect_error() {
 @test "options the pattern rules out are usage errors" {
 	expect_error 2 "-K keeps kernel stacks only, and the events of user functions and USDT probes have none; drop -K" -K "$W/paths:work"
 	expect_error_of stacksnoop 2 "-K keeps kernel stacks only, and the events of user functions and USDT probes have none; drop -K" -K "$W/paths:work"
-	expect_error_of stacksnoop 2 "--explain shows the fp walker's reads; drop --walker getstack" --explain --walker getstack "$W/paths:work"
+	expect_error_of stacksnoop 2 "--explain shows the cfi or fp walker's steps; drop --walker getstack" --explain --walker getstack "$W/paths:work"
 }
 
 @test "kernel without kprobes: kernel functions are refused, tracepoints suggested" {
@@ -173,11 +173,15 @@ Tracing 2 functions for "$W/unprobeable:probe_*"... Hit Ctrl-C to end.
   probe_a
   main
   [unknown]
+  __libc_start_main
+  _start
     2
 
   probe_b
   main
   [unknown]
+  __libc_start_main
+  _start
     4
 
 Detaching...

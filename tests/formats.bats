@@ -115,9 +115,9 @@ json_as_text() {
 	[ "$status" -eq 0 ]
 	pid=$(cat "$BATS_TEST_TMPDIR/pid")
 	diff -u - <(echo "$output" | jq -c '[.comm, .pid, .tid, [.frames[] | .kind + ":" + .name]]') <<EOF
-["snoop",$pid,$pid,["user:target","user:first","user:main","user:[unknown]"]]
-["snoop",$pid,$pid,["user:target","user:second","user:main","user:[unknown]"]]
-["snoop",$pid,$pid,["user:target","user:third_inner","user:third","user:main","user:[unknown]"]]
+["snoop",$pid,$pid,["user:target","user:first","user:main","user:[unknown]","user:__libc_start_main","user:_start"]]
+["snoop",$pid,$pid,["user:target","user:second","user:main","user:[unknown]","user:__libc_start_main","user:_start"]]
+["snoop",$pid,$pid,["user:target","user:third_inner","user:third","user:main","user:[unknown]","user:__libc_start_main","user:_start"]]
 EOF
 	# times in order, as numbers
 	echo "$output" | jq -s -e '[.[].time] | . == sort and (.[0] | type) == "number"'
@@ -140,7 +140,7 @@ EOF
 	n=$(wc -l < "$t/sn.out")
 	phase 2
 	wait_for "" "$t/sn.out" $((n + 2))
-	[ "$(tail -n1 "$t/sn.out")" = "[$PHASES_PID,[\"work\",\"via_a\",\"main\",\"[unknown]\"]]" ]
+	[ "$(tail -n1 "$t/sn.out")" = "[$PHASES_PID,[\"work\",\"via_a\",\"main\",\"[unknown]\",\"__libc_start_main\",\"_start\"]]" ]
 	kill -INT "$SN_PID"
 	wait "$SN_PID"
 	wait "$JQ_PID"
@@ -215,8 +215,8 @@ one_line() {
 	id=$(readelf -n "$W/paths" | awk '/Build ID/ { print $3 }')
 	m=$(echo "$output" | sed -n "s|^\([0-9]*\): 0x[0-9a-f]*/0x[0-9a-f]*/0x[0-9a-f]* $W/paths $id \[FN\]$|\1|p")
 	[ -n "$m" ]
-	[ "$(echo "$output" | awk -v m="M=$m" '$3 == m { print $4 }' | sort -u | tr '\n' ' ')" = \
-	  "deep2 deep3 main via_a via_b work " ]
+	[ "$(echo "$output" | awk -v m="M=$m" '$3 == m { print $4 }' | LC_ALL=C sort -u | tr '\n' ' ')" = \
+	  "_start deep2 deep3 main via_a via_b work " ]
 	echo "$output" | grep -q "^events/count$"
 	# each sample labelled with its process
 	[ "$(echo "$output" | grep -E '^ +(comm|pid):' | sort | uniq -c | tr -s ' ')" = \
@@ -249,9 +249,9 @@ one_line() {
 	diff -u - <(echo "$output" | traces_as_text | grep -vx '    paths \[PID\]' |
 		awk 'BEGIN { RS = ""; FS = "\n" } { s = ""; for (i = 1; i < NF; i++) s = s $i; n[s] += $NF }
 		     END { for (s in n) print n[s] + 0, s }' | sort -n) <<'EOF'
-5   work  via_a  main  [unknown]
-10   work  via_b  main  [unknown]
-15   work  via_a  deep3  deep2  main  [unknown]
+5   work  via_a  main  [unknown]  __libc_start_main  _start
+10   work  via_b  main  [unknown]  __libc_start_main  _start
+15   work  via_a  deep3  deep2  main  [unknown]  __libc_start_main  _start
 EOF
 }
 
@@ -314,16 +314,18 @@ png_runs() {
 	diff -u - <(echo "$report" | jq -r '.frames[] | "\(.depth) \(.name) \(.count) \(.kind)"' | sort) <<'EOF'
 0 all 12 r
 1 paths 12 p
-2 [unknown] 12 u
-3 main 12 u
-4 deep2 6 u
-4 via_a 2 u
-4 via_b 4 u
-5 deep3 6 u
-5 work 2 u
-5 work 4 u
-6 via_a 6 u
-7 work 6 u
+2 _start 12 u
+3 __libc_start_main 12 u
+4 [unknown] 12 u
+5 main 12 u
+6 deep2 6 u
+6 via_a 2 u
+6 via_b 4 u
+7 deep3 6 u
+7 work 2 u
+7 work 4 u
+8 via_a 6 u
+9 work 6 u
 EOF
 	# the root spans the graph's whole width, 10 px in from each side
 	[ "$(echo "$report" | jq -c '.frames[] | select(.depth == 0) | [.x, .w]')" = "[10,1180]" ]
@@ -366,12 +368,14 @@ EOF
 	diff -u - <(echo "$report" | jq -r '.frames[] | "\(.depth) \(.name) \(.x) \(.w)"' | sort) <<'EOF'
 0 all 10 1180
 1 paths 10 1180
-2 [unknown] 10 1180
-3 main 10 1180
-4 deep2 10 1180
-5 deep3 10 1180
-6 via_a 10 1180
-7 work 10 1180
+2 _start 10 1180
+3 __libc_start_main 10 1180
+4 [unknown] 10 1180
+5 main 10 1180
+6 deep2 10 1180
+7 deep3 10 1180
+8 via_a 10 1180
+9 work 10 1180
 EOF
 }
 

@@ -74,11 +74,11 @@ teardown_processes() {
 	return 0
 }
 
-# -i -T on phases: counts in order, 5 then 7, never the sum, each interval
-# with its time.
+# -i -T on phases, with stackcount's options $@: counts in order, 5 then
+# 7, never the sum, each interval with its time.
 check_interval_counts() {
 	start_phases
-	start_sc -U -i 1 -T -p "$PHASES_PID" "$W/phases:work"
+	start_sc -U -i 1 -T "$@" -p "$PHASES_PID" "$W/phases:work"
 	phase 5
 	wait_for '^    5$' "$BATS_TEST_TMPDIR/sc.out"
 	phase 7
@@ -90,6 +90,10 @@ check_interval_counts() {
 	[ "$(grep -E '^    [0-9]+$' "$out" | tr -d ' ' | tr '\n' ' ')" = "5 7 " ]
 	# a time before each interval's stacks
 	[ "$(grep -cE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' "$out")" -ge 2 ]
-	grep -B6 -x '    5' "$out" | grep -qE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$'
+	# each count's interval (its paragraph) starts with its time
+	for n in 5 7; do
+		awk -v n="$n" 'BEGIN { RS = "" } $0 ~ "\n    " n "$"' "$out" | head -n1 |
+			grep -qE '^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$'
+	done
 	[ "$(tail -n1 "$out")" = "Detaching..." ]
 }

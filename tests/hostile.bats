@@ -90,7 +90,7 @@ count_app() {
 		"${NOBODY[@]}" "$H/app" 3
 	echo "$output"
 	finished
-	[[ "$output" == "app;"*";main;calls;work;lib_entry;lib_inner;getppid 3" ]]
+	[[ "$output" == "app;"*";main;calls;work;lib_entry;lib_inner;lib_call;getppid 3" ]]
 	no_control_bytes
 }
 
@@ -99,7 +99,7 @@ count_app() {
 	as_nobody mkfifo "$H/app.debug"
 	bounded 2 "$SC" -D 2 -f -U "$H/app:work" -- "${NOBODY[@]}" "$H/app" 3
 	finished
-	[ "$output" = "app;[unknown];main;calls;work 3" ]
+	[ "$output" = "app;_start;__libc_start_main;[unknown];main;calls;work 3" ]
 	one_warning stackcount "$H/app.debug" "a FIFO, not a regular file"
 	no_control_bytes
 }
@@ -197,7 +197,7 @@ EOF
 	fi
 	echo "$output"
 	finished
-	[ "$output" = "jit;[unknown];main;[unknown];work 3" ]
+	[ "$output" = "jit;_start;__libc_start_main;[unknown];main;[unknown];work 3" ]
 	MAP=/tmp/perf-$(cat "$H/jitpid").map
 	no_control_bytes
 }
@@ -280,7 +280,7 @@ cut_lib() {
 	bounded 2 /usr/bin/time -o "$BATS_TEST_TMPDIR/rss" -f %M \
 		"$SC" -D 2 -U -f t:syscalls:sys_enter_getppid -- "${NOBODY[@]}" "$H/app" 3
 	finished
-	[[ "$output" == "app;"*";main;calls;work;lib_entry;lib_inner;getppid 3" ]]
+	[[ "$output" == "app;"*";main;calls;work;lib_entry;lib_inner;lib_call;getppid 3" ]]
 	one_warning stackcount ".gnu_debugdata of $H/app" \
 		"it decompresses to more than 64 MiB, or needs more to decompress"
 	echo "peak RSS $(cat "$BATS_TEST_TMPDIR/rss") KB"
@@ -295,7 +295,7 @@ cut_lib() {
 	bounded 2 "$SC" -D 2 -U -f t:syscalls:sys_enter_getppid -- "${NOBODY[@]}" "$H/$bin" 2
 	finished
 	no_control_bytes
-	[[ "$output" == '\x1b[31mvictim;'*';work;lib_entry;\x1b]0;pwned\x07\x1b[2Jinner;getppid 2' ]]
+	[[ "$output" == '\x1b[31mvictim;'*';work;lib_entry;\x1b]0;pwned\x07\x1b[2Jinner;lib_call;getppid 2' ]]
 	bounded 2 "$SC" -D 2 -U t:syscalls:sys_enter_getppid -- "${NOBODY[@]}" "$H/$bin" 2
 	finished
 	no_control_bytes

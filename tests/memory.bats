@@ -39,16 +39,22 @@ status_kb() {
   via_a
   main
   [unknown]
+  __libc_start_main
+  _start
     2
   work
   via_a
   main
   [unknown]
+  __libc_start_main
+  _start
     3
   work
   via_a
   main
   [unknown]
+  __libc_start_main
+  _start
     4
 Detaching...
 EOF2

@@ -28,11 +28,13 @@ ret_offset() {
 }
 
 # With -v every frame of the workload sits at its symbol's address plus
-# the offset shown, all moved by one load bias (the binary is PIE).
-@test "-v: raw addresses, one load bias for every frame of the binary" {
+# the offset shown, all moved by one load bias (the binary is PIE); the
+# cfi walker (auto's here) says how it found each: frame 0 in the
+# registers, each caller by the unwind tables.
+@test "-v: raw addresses, one load bias for every frame of the binary, how each was found" {
 	run --separate-stderr "$SC" -U -v -s "$W/paths:work" -- "$W/paths" 1
 	[ "$status" -eq 0 ]
-	biases=$(echo "$output" | awk 'NF == 2 && $2 ~ /\+0x/' | while read -r addr sym; do
+	biases=$(echo "$output" | awk 'NF == 3 && $3 ~ /\+0x/' | while read -r addr how sym; do
 		name=${sym%%+*}; off=${sym#*+}
 		[ "$name" = "[unknown]" ] && continue
 		vaddr=$(nm "$W/paths" | awk -v f="$name" '$3 == f { print $1 }')
@@ -43,16 +45,23 @@ ret_offset() {
 	[ "$(echo "$biases" | wc -l)" -eq 1 ]
 	[ $((0x$biases % 4096)) -eq 0 ]
 	# an unnamed frame shows the module and the offset in it
-	echo "$output" | grep -Eq '^  [0-9a-f]+ +\[unknown\] \(libc\.so\.6\+0x[0-9a-f]+\)$'
+	echo "$output" | grep -Eq '^  [0-9a-f]+ +cfi +\[unknown\] \(libc\.so\.6\+0x[0-9a-f]+\)$'
+	# work <- via_a <- main, work <- via_b <- main, work <- via_a <- deep3
+	# <- deep2 <- main; each then from __libc_start_call_main up to _start
+	diff -u - <(echo "$output" | awk '/^  [0-9a-f]+ / { printf "%s ", $2 } /^    [0-9]+$/ { print "" }') <<'EOF'
+regs cfi cfi cfi cfi cfi 
+regs cfi cfi cfi cfi cfi 
+regs cfi cfi cfi cfi cfi cfi cfi 
+EOF
 }
 
 @test "-f: folded lines, comm first, user frames from the root" {
 	run --separate-stderr "$SC" -f -U "$W/paths:work" -- "$W/paths" 2
 	[ "$status" -eq 0 ]
 	diff -u - <(echo "$output") <<'EOF'
-paths;[unknown];main;via_a;work 2
-paths;[unknown];main;via_b;work 4
-paths;[unknown];main;deep2;deep3;via_a;work 6
+paths;_start;__libc_start_main;[unknown];main;via_a;work 2
+paths;_start;__libc_start_main;[unknown];main;via_b;work 4
+paths;_start;__libc_start_main;[unknown];main;deep2;deep3;via_a;work 6
 EOF
 }
 
@@ -89,8 +98,11 @@ EOF
 	[ "$(echo "$output" | head -n1)" = "Tracing $n functions for \"t:syscalls:sys_enter_*\"... Hit Ctrl-C to end." ]
 	diff -u - <(echo "$output" | awk 'BEGIN { RS = "" } /(^|\n)  getppid\n/' | normalize) <<'EOF'
   getppid
+  syscalls
   main
   [unknown]
+  __libc_start_main
+  _start
     paths [PID]
     5
 EOF
@@ -119,8 +131,11 @@ EOF
 Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
 
   getppid
+  syscalls
   main
   [unknown]
+  __libc_start_main
+  _start
     paths [PID]
     2
 
@@ -142,8 +157,11 @@ EOF
 Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
 
   getppid
+  syscalls
   main
   [unknown]
+  __libc_start_main
+  _start
     paths [PID]
     1
 
@@ -154,7 +172,7 @@ EOF
 @test "-f -d: the folded delimiter, kernel frames from the entry point" {
 	run --separate-stderr "$SC" -f -d t:syscalls:sys_enter_getppid -- "$W/paths" 4
 	[ "$status" -eq 0 ]
-	[[ "$output" == "paths;[unknown];main;getppid;-;entry_SYSCALL_64_after_hwframe;do_syscall_64;"*" 4" ]]
+	[[ "$output" == "paths;_start;__libc_start_main;[unknown];main;syscalls;getppid;-;entry_SYSCALL_64_after_hwframe;do_syscall_64;"*" 4" ]]
 }
 
 @test "-c: only events on that CPU" {
@@ -168,6 +186,8 @@ Tracing 1 functions for "$W/paths:via_b"... Hit Ctrl-C to end.
   via_b
   main
   [unknown]
+  __libc_start_main
+  _start
     paths [PID]
     6
 
@@ -197,6 +217,8 @@ EOF
   via_a
   main
   [unknown]
+  __libc_start_main
+  _start
     11
 
 Detaching...
@@ -219,10 +241,12 @@ EOF
 	exec 7>&-
 	wait "$PHASES_PID"
 	[ "$(cat "$d/sc.err")" = "stackcount: -p $tid is a thread of process $PHASES_PID: tracing $PHASES_PID" ]
+	# worker's callers: libc's start_thread and clone3, local symbols
 	diff -u - <(sed -n '3,$p' "$d/sc.out") <<'EOF'
   work
   via_a
   worker
+  [unknown]
   [unknown]
     4
 
@@ -312,7 +336,7 @@ check_stubborn_counted() {
 	"$W/paths" 1 &
 	run --separate-stderr "$SC" -f -U "$W/paths:via_b" -- sh -c "$W/paths 2; $W/paths 3"
 	[ "$status" -eq 0 ]
-	[ "$output" = "paths;[unknown];main;via_b 10" ]
+	[ "$output" = "paths;_start;__libc_start_main;[unknown];main;via_b 10" ]
 }
 
 @test "--walker fp on a 32-bit task: its events are dropped and said, getstack walks them" {
@@ -330,11 +354,17 @@ EOF
 	[ "$output" = "ia32;[unknown];_start;via_a;work 3" ]
 }
 
-@test "--debug: the walker chosen, why, and its BPF source" {
+@test "--debug: the walker chosen, why, its BPF source and its unwind tables" {
 	run --separate-stderr "$SC" --debug -U "$W/paths:work" -- "$W/paths" 1
 	[ "$status" -eq 0 ]
-	[ "$(echo "$output" | head -n1)" = "walker: getstack (bpf_get_stack is available (4.18+): exact raw-frame keys)" ]
+	[ "$(echo "$output" | head -n1)" = "walker: cfi (bounded loops (5.3+): user frames from unwind tables, exact raw-frame keys)" ]
+	echo "$output" | grep -qx '/\* ---- cfi_walk.bpf.h ---- \*/'
+	# paths's process: loaded once the loader has mapped its libraries
+	[ "$(echo "$output" | grep -cE '^unwind tables: [0-9]+ binaries, [0-9]+ rows, [0-9]+ of 8388608 bytes; 1 processes, [0-9]+ mappings; [0-9.]+ ms$')" -eq 1 ]
+	run --separate-stderr "$SC" --debug --walker getstack -U "$W/paths:work" -- "$W/paths" 1
+	[ "$(echo "$output" | head -n1)" = "walker: getstack (chosen with --walker)" ]
 	echo "$output" | grep -q 'bpf_get_stack(ctx'
+	! echo "$output" | grep -q '^unwind tables' || false
 	run --separate-stderr "$SC" --debug --walker fp -U "$W/paths:work" -- "$W/paths" 1
 	[ "$(echo "$output" | head -n1)" = "walker: fp (chosen with --walker)" ]
 	echo "$output" | grep -q 'Generated by gen/walker.py'
@@ -361,6 +391,7 @@ feature_line() {
 	yes_from() { [ "$v" -ge "$1" ] && echo yes || echo no; }
 	echo "$output" | grep -qx "$(feature_line 'get_stack (4.18)' "$(yes_from $((4 * 256 + 18)))")"
 	echo "$output" | grep -qx "$(feature_line 'hash keys over 512 bytes (5.11)' "$(yes_from $((5 * 256 + 11)))")"
+	echo "$output" | grep -qx "$(feature_line 'bounded loops (5.3)' "$(yes_from $((5 * 256 + 3)))")"
 	config=$(kernel_config)
 	if [ -n "$config" ]; then
 		kprobes=no
@@ -380,7 +411,9 @@ feature_line() {
 		echo "$output" | grep -qx "$(feature_line 'kernel unwinder' "$unw")"
 	fi
 	if [ "$v" -ge $((5 * 256 + 11)) ]; then
-		echo "$output" | grep -qx "$(feature_line walker 'getstack: bpf_get_stack is available (4.18+): exact raw-frame keys')"
+		echo "$output" | grep -qx "$(feature_line walker 'cfi: bounded loops (5.3+): user frames from unwind tables, exact raw-frame keys')"
+	elif [ "$v" -ge $((5 * 256 + 3)) ]; then
+		echo "$output" | grep -qx "$(feature_line walker 'cfi: bounded loops (5.3+): user frames from unwind tables, hash keys are at most 512 bytes: exact interned chunks of frames')"
 	elif [ "$v" -ge $((4 * 256 + 18)) ]; then
 		echo "$output" | grep -qx "$(feature_line walker 'getstack: bpf_get_stack is available (4.18+), hash keys are at most 512 bytes: exact interned chunks of frames')"
 	fi
@@ -396,6 +429,8 @@ Tracing 1 functions for "c:getpp*d"... Hit Ctrl-C to end.
   syscalls
   main
   [unknown]
+  __libc_start_main
+  _start
     paths [PID]
     2
 
@@ -408,7 +443,7 @@ EOF2
 	cp "$W/paths" "$BATS_TEST_TMPDIR/bin/sw-paths"
 	PATH=$BATS_TEST_TMPDIR/bin:$PATH run --separate-stderr "$SC" -f -U sw-paths:via_b -- sw-paths 3
 	[ "$status" -eq 0 ]
-	[ "$output" = "sw-paths;[unknown];main;via_b 6" ]
+	[ "$output" = "sw-paths;_start;__libc_start_main;[unknown];main;via_b 6" ]
 }
 
 # in a mount namespace of its own, with tracefs and debugfs unmounted

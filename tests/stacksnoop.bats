@@ -18,26 +18,25 @@ without_time() {
 	sed -E 's/^[0-9]+\.[0-9]{9} +//'
 }
 
+# one event's lines: "ip:" for its first frame, "rN:" for each caller
+event_lines() {
+	local i=0 f
+	printf '\nip: ADDR %s\n' "$1"
+	shift
+	for f in "$@"; do
+		printf 'r%d: ADDR %s\n' $((i++)) "$f"
+	done
+}
+
+# the three events, each stack going on past main with the frames $@:
+# [unknown] is main's caller, libc's __libc_start_call_main (a local
+# symbol); the cfi walker goes on to __libc_start_main and _start, as
+# gdb's bt does, where the frame-pointer walkers stop
 expected_three() {
-	cat <<'EOF2'
-TIME(s)            STACK
-
-ip: ADDR target
-r0: ADDR first
-r1: ADDR main
-r2: ADDR [unknown]
-
-ip: ADDR target
-r0: ADDR second
-r1: ADDR main
-r2: ADDR [unknown]
-
-ip: ADDR target
-r0: ADDR third_inner
-r1: ADDR third
-r2: ADDR main
-r3: ADDR [unknown]
-EOF2
+	echo 'TIME(s)            STACK'
+	event_lines target first main "$@"
+	event_lines target second main "$@"
+	event_lines target third_inner third main "$@"
 }
 
 addresses_out() {
@@ -46,10 +45,12 @@ addresses_out() {
 
 # three calls, three paths, in order; the caller at entry in each
 @test "three events through three paths: three stacks, in order, time increasing" {
-	for w in getstack stackmap fp; do
+	for w in getstack stackmap fp cfi; do
 		snoop -U --walker $w "$W/snoop:target"
 		[ "$status" -eq 0 ]
-		diff -u <(expected_three) <(echo "$output" | without_time | addresses_out)
+		past_main=('[unknown]')
+		[ $w = cfi ] && past_main+=(__libc_start_main _start)
+		diff -u <(expected_three "${past_main[@]}") <(echo "$output" | without_time | addresses_out)
 		times=$(echo "$output" | grep -E '^[0-9]+\.[0-9]{9} +$' | cut -d' ' -f1)
 		[ "$(echo "$times" | wc -l)" -eq 3 ]
 		[ "$(echo "$times" | sort -n)" = "$times" ]
@@ -64,7 +65,8 @@ addresses_out() {
 	[ "$status" -eq 0 ]
 	pid=$(cat "$BATS_TEST_TMPDIR/pid")
 	[ "$(echo "$output" | head -n1)" = "TIME(s)            COMM         PID    CPU STACK" ]
-	[ "$(echo "$output" | sed -n '2,$p' | wc -l)" -eq 16 ]
+	# three events: a line each, then 6, 6 and 7 frames (expected_three)
+	[ "$(echo "$output" | sed -n '2,$p' | wc -l)" -eq 22 ]
 	[ -z "$(echo "$output" | sed -n '2,$p' | grep -vE "^[0-9.]+ +snoop +$pid +1 +")" ]
 	# the columns exactly as bcc's: %-18.9f %-12.12s %-6d %-3d
 	l=$(echo "$output" | sed -n 3p)
@@ -79,8 +81,9 @@ addresses_out() {
 }
 
 # 4.1-4.3 have no perf_event_output: the same stacks through trace_pipe
+# (legacy means the fp walker: the stacks it sends through the perf buffer)
 @test "forced legacy 4.3: trace_printk lines through trace_pipe, the same stacks" {
-	snoop -U "$W/snoop:target"
+	snoop -U --walker fp "$W/snoop:target"
 	echo "$output" | without_time > "$BATS_TEST_TMPDIR/perf"
 	snoop --legacy=4.3 -U "$W/snoop:target"
 	[ "$status" -eq 0 ]
@@ -114,8 +117,8 @@ addresses_out() {
 }
 
 # a frame pointer chain, each link read where the last one pointed
-@test "--explain: the exact chain of frame pointers and return addresses" {
-	snoop --explain "$W/snoop:target"
+@test "--explain --walker fp: the exact chain of frame pointers and return addresses" {
+	snoop --explain --walker fp "$W/snoop:target"
 	[ "$status" -eq 0 ]
 	block=$(echo "$output" | awk '/how the user stack was walked/ { n++ } n == 3')
 	echo "$block"
@@ -133,6 +136,38 @@ addresses_out() {
 	last=$(echo "$frames" | tail -n1 | awk '{ print $5 }')
 	diff -u <(printf '    stop: nothing can be read at %%rbp = %s: code built without frame pointers\n          used %%rbp for something else, so the chain breaks there\n' "$last") \
 		<(echo "$block" | tail -n2)
+}
+
+# With --explain, a user event is the cfi walker's where it runs: under
+# each frame, the rule of the unwind table row at its address, which found
+# its caller.  The workload's functions keep frame pointers
+# (tests/workloads/workloads.mk), libc's start-up code has rules of its
+# build's, and _start's ends the stack.
+@test "--explain on a user event: the cfi walker's, each frame's unwind rule under it" {
+	snoop --explain "$W/snoop:target"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	# the third event: its lines, addresses out, the indentation kept (the
+	# STACK column starts after the %-18.9f time and a space)
+	block=$(echo "$output" | cut -c20- | addresses_out | awk 'BEGIN { RS = "" } NR == 4')
+	echo "$block"
+	fp_rule="    CFA = %rbp+16: the function keeps a frame pointer; the return address is at %rbp+8; the caller's %rbp is saved at CFA-16"
+	diff -u - <(echo "$block" | sed '10d;12d') <<EOF
+ip: ADDR regs target
+    CFA = %rsp+8: the return address is on top of the stack; %rbp still holds the caller's
+r0: ADDR cfi third_inner
+$fp_rule
+r1: ADDR cfi third
+$fp_rule
+r2: ADDR cfi main
+$fp_rule
+r3: ADDR cfi [unknown]
+r4: ADDR cfi __libc_start_main
+r5: ADDR cfi _start
+    the return address is undefined: this is the outermost frame, the stack ends here
+EOF
+	# libc's two: a rule each, whichever its build made
+	[ "$(echo "$block" | sed -n '10p;12p' | grep -cE '^    CFA = %r[sb]p\+[0-9]+: ')" -eq 2 ]
 }
 
 # events that do not fit in the buffer are counted, not dropped silently

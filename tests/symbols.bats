@@ -30,7 +30,7 @@ stripped() {
 	stripped bare
 	rm "$D/bare.debug"
 	run --separate-stderr "$SC" -U -v t:syscalls:sys_enter_getppid -- "$D/bare" 1
-	echo "$output" | grep -Eq '^  [0-9a-f]+ +\[unknown\] \(bare\+0x[0-9a-f]+\)$'
+	echo "$output" | grep -Eq '^  [0-9a-f]+ +cfi +\[unknown\] \(bare\+0x[0-9a-f]+\)$'
 	run --separate-stderr "$SC" -U "$D/bare:via_b"
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"no function matches \"via_b\""* ]]
@@ -43,7 +43,7 @@ stripped() {
 	mv "$D/byid.debug" "$D/debug/.build-id/${id:0:2}/${id:2}.debug"
 	STACKWALK_DEBUG_DIR=$D/debug folded_via_b "$D/byid" 2
 	[ "$status" -eq 0 ]
-	[ "$output" = "byid;[unknown];main;via_b 4" ]
+	[ "$output" = "byid;_start;__libc_start_main;[unknown];main;via_b 4" ]
 }
 
 @test "debug file by .gnu_debuglink, checked by its CRC" {
@@ -51,7 +51,7 @@ stripped() {
 	objcopy --add-gnu-debuglink="$D/bylink.debug" "$D/bylink"
 	folded_via_b "$D/bylink" 2
 	[ "$status" -eq 0 ]
-	[ "$output" = "bylink;[unknown];main;via_b 4" ]
+	[ "$output" = "bylink;_start;__libc_start_main;[unknown];main;via_b 4" ]
 	# a debug file that is not the one linked (its CRC differs) is not used
 	echo x >> "$D/bylink.debug"
 	run --separate-stderr "$SC" -U "$D/bylink:via_b"
@@ -73,25 +73,25 @@ stripped() {
 	! nm "$D/mini" 2>/dev/null | grep -q via_b || false
 	folded_via_b "$D/mini" 3
 	[ "$status" -eq 0 ]
-	[ "$output" = "mini;[unknown];main;via_b 6" ]
+	[ "$output" = "mini;_start;__libc_start_main;[unknown];main;via_b 6" ]
 }
 
 @test "JIT-compiled code named from /tmp/perf-PID.map" {
 	run --separate-stderr "$SC" -f -U "$W/jit:work" -- "$W/jit" 3
 	[ "$status" -eq 0 ]
-	[ "$output" = "jit;[unknown];main;jitted_hot_loop;work 3" ]
+	[ "$output" = "jit;_start;__libc_start_main;[unknown];main;jitted_hot_loop;work 3" ]
 	# without the map, the JIT frame is [unknown], not a neighbour's name
 	run --separate-stderr "$SC" -f -U "$W/jit:work" -- sh -c "$W/jit 3 & p=\$!; wait \$p; rm -f /tmp/perf-\$p.map"
-	[ "$output" = "jit;[unknown];main;[unknown];work 3" ]
+	[ "$output" = "jit;_start;__libc_start_main;[unknown];main;[unknown];work 3" ]
 }
 
 @test "C++: namespaced, templated and overloaded frames, exactly and apart" {
 	run --separate-stderr "$SC" -f -U "$W/cxx:work" -- "$W/cxx"
 	[ "$status" -eq 0 ]
 	diff -u - <(echo "$output") <<'EOF2'
-cxx;[unknown];main;shapes::Box<double>::open(double);shapes::twice(double);work 1
-cxx;[unknown];main;shapes::Box<int>::open(int);shapes::twice(int);work 1
-cxx;[unknown];main;shapes::Widget::poke(char const*);shapes::Box<int>::open(int);shapes::twice(int);work 1
+cxx;_start;__libc_start_main;[unknown];main;shapes::Box<double>::open(double);shapes::twice(double);work 1
+cxx;_start;__libc_start_main;[unknown];main;shapes::Box<int>::open(int);shapes::twice(int);work 1
+cxx;_start;__libc_start_main;[unknown];main;shapes::Widget::poke(char const*);shapes::Box<int>::open(int);shapes::twice(int);work 1
 EOF2
 	run --separate-stderr "$SC" -f -U --no-demangle "$W/cxx:work" -- "$W/cxx"
 	echo "$output" | grep -q ';_ZN6shapes3BoxIdE4openEd;_ZN6shapes5twiceEd;work 1$'
@@ -103,8 +103,8 @@ EOF2
 	[ "${#long}" -eq 1129 ]
 	run --separate-stderr "$SC" -f -U "$W/cxx:work" -- "$W/cxx" long
 	[ "$status" -eq 0 ]
-	diff -u <(printf 'cxx;[unknown];main;%s);work 1\n' "$long"
-		  printf 'cxx;[unknown];main;%s, int);work 1\n' "$long") <(echo "$output")
+	diff -u <(printf 'cxx;_start;__libc_start_main;[unknown];main;%s);work 1\n' "$long"
+		  printf 'cxx;_start;__libc_start_main;[unknown];main;%s, int);work 1\n' "$long") <(echo "$output")
 	run --separate-stderr "$TOP/build/stacksnoop" -U "$W/cxx:work" -- "$W/cxx" long
 	[ "$status" -eq 0 ]
 	diff -u <(printf 'r0: %s)\nr0: %s, int)\n' "$long" "$long") \
@@ -117,7 +117,7 @@ EOF2
 	run --separate-stderr "$SC" -f -U "$W/paths:via_b" -- \
 		sh -c "for i in \$(seq 300); do $W/paths 1; done"
 	[ "$status" -eq 0 ]
-	[ "$output" = "paths;[unknown];main;via_b 600" ]
+	[ "$output" = "paths;_start;__libc_start_main;[unknown];main;via_b 600" ]
 }
 
 # The process sees the binary at a path that does not exist out here.
@@ -127,7 +127,7 @@ EOF2
 	run --separate-stderr "$SC" -f -U "$D/src/app:via_b" -- unshare -m \
 		sh -c "mount --bind $D/src $D/view && exec $D/view/app 2"
 	[ "$status" -eq 0 ]
-	[ "$output" = "app;[unknown];main;via_b 4" ]
+	[ "$output" = "app;_start;__libc_start_main;[unknown];main;via_b 4" ]
 	[ ! -e "$D/view/app" ]
 }
 
@@ -146,8 +146,11 @@ EOF2
 	exec 7>&-
 	diff -u - <(sed -n '3,$p' "$BATS_TEST_TMPDIR/sc.out") <<'EOF2'
   getppid
+  ask
   main
   [unknown]
+  __libc_start_main
+  _start
     2
 
 Detaching...

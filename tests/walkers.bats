@@ -305,6 +305,8 @@ EOF
   via_a
   main
   [unknown]
+  __libc_start_main
+  _start
     4
 
 Detaching...
@@ -384,15 +386,27 @@ Detaching...
 EOF
 }
 
-@test "getstack, small keys: -i prints each interval's own counts, chunks kept" {
-	STACKWALK_SMALL_KEYS=1 check_interval_counts
+# check_interval_counts's output, times and blank lines aside: each
+# interval's one stack, the user frames $@, and its count
+interval_stacks_are() {
 	diff -u <(
 		echo "Tracing 1 functions for \"$W/phases:work\"... Hit Ctrl-C to end."
 		for n in 5 7; do
-			printf '  work\n  via_a\n  main\n  [unknown]\n    %s\n' $n
+			printf '  %s\n' "$@"
+			printf '    %s\n' "$n"
 		done
 		echo "Detaching..."
 	) <(grep -vE '^$|^[0-2][0-9]:[0-5][0-9]:[0-5][0-9]$' "$BATS_TEST_TMPDIR/sc.out")
+}
+
+@test "getstack, small keys: -i prints each interval's own counts, chunks kept" {
+	STACKWALK_SMALL_KEYS=1 check_interval_counts --walker getstack
+	interval_stacks_are work via_a main '[unknown]'
+}
+
+@test "cfi, small keys: -i prints each interval's own counts, chunks kept" {
+	STACKWALK_SMALL_KEYS=1 check_interval_counts --walker cfi
+	interval_stacks_are work via_a main '[unknown]' __libc_start_main _start
 }
 
 # zeroret: target <- cut <- main, then a 0 return address and a garbage
@@ -448,7 +462,7 @@ deep_interval_counts() {
 	STACKWALK_SMALL_KEYS=1 run "$SC" --kernel-features
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -qx 'hash keys over 512 bytes (5.11)    no (STACKWALK_SMALL_KEYS=1)'
-	echo "$output" | grep -qx 'walker                             getstack: bpf_get_stack is available (4.18+), hash keys are at most 512 bytes: exact interned chunks of frames'
+	echo "$output" | grep -qx 'walker                             cfi: bounded loops (5.3+): user frames from unwind tables, hash keys are at most 512 bytes: exact interned chunks of frames'
 	STACKWALK_SMALL_KEYS=2 run --separate-stderr "$SC" --kernel-features
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"STACKWALK_SMALL_KEYS=2: give 1 to count with hash keys of at most 512 bytes"* ]]

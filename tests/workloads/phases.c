@@ -28,7 +28,7 @@ NOINLINE void via_a(void)
 	work();
 }
 
-/* glibc's getppid keeps no frame, so its caller is lost: main is not */
+/* glibc's getppid keeps no frame: a frame-pointer walk loses its caller */
 NOINLINE void ask(void)
 {
 	getppid();

@@ -4,7 +4,7 @@
  * -> getppid().  lib_inner is static, so only .symtab names it, and that
  * lies past a padding section beyond every loaded segment: cutting the
  * file after its segments leaves the process running and the name gone.
- * (lib_call's frame is lost: glibc's getppid keeps none.)
+ * (A frame-pointer walk loses lib_call's frame: glibc's getppid keeps none.)
  */
 #include <unistd.h>
 
