@@ -405,7 +405,7 @@ static __always_inline void gs_cfi_done(void *ctx, __u64 nk, __u64 nu,
  */
 static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 					const int user_ctx, const int uentry,
-					const int mode, void *tails)
+					const int kadds, const int mode, void *tails)
 {
 	__u64 id, nk = 0, nu = 0, pc = 0, usp = 0, bp = 0, *ubuf;
 	struct sw_cfi_proc *proc;
@@ -451,11 +451,16 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 	}
 	regs = cfg->flags & SW_CFG_USTACK ?
 	       cfi_user_regs(ctx, cfg, user_ctx, sp, &pc, &usp, &bp) : CFI_REGS_NONE;
+	proc = NULL;
 	if (regs == CFI_REGS_64) {
 		__u32 tgid = id >> 32;
 
 		proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
-		st->nr = proc ? proc->nr : 0;
+	}
+	if (proc) {
+		__u32 tgid = id >> 32;
+
+		st->nr = proc->nr;
 		st->tgid = tgid;
 		st->n = 0;
 		st->nk = nk;
@@ -475,6 +480,20 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		/* 4-byte frames: the kernel's unwinder walks those */
 		nu = gs_frames(ctx, ubuf, BPF_F_USER_STACK, 0, 0);
 		ustop = SW_STOP_NONE;
+	} else if (regs == CFI_REGS_64) {
+		/*
+		 * No tables for this process yet (it started after tracing
+		 * did, and the frontend has not caught up): the getstack
+		 * walker's frames, the caller at an entry kept (kadds: the
+		 * kernel's unwinder adds it itself), each but the first
+		 * tagged as a frame-pointer step, which they are.
+		 */
+		nu = gs_frames(ctx, ubuf, BPF_F_USER_STACK, uentry && !kadds, usp);
+		ustop = SW_STOP_NONE;
+#pragma unroll
+		for (int i = 1; i < SW_MAX_FRAMES + 1; i++)
+			ubuf[i] |= ((ubuf[i] | -ubuf[i]) >> 63) *
+				   ((__u64)SW_HOW_FP << SW_HOW_SHIFT);
 	}
 	gs_cfi_done(ctx, nk, nu, ustop, mode);
 	return 0;
@@ -521,20 +540,24 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 #define GS_CFI_PROGRAMS(sfx, mode)					\
 SEC("kprobe") int gs_cfi_kprobe##sfx(struct pt_regs *ctx)		\
 {									\
-	return gs_cfi_event(ctx, PT_REGS_SP(ctx), 1, 0, 0, mode,	\
+	return gs_cfi_event(ctx, PT_REGS_SP(ctx), 1, 0, 0, 0, mode,	\
 			    &cfi_tails_kp);				\
 }									\
 SEC("kprobe") int gs_cfi_uprobe##sfx(struct pt_regs *ctx)		\
 {									\
-	return gs_cfi_event(ctx, 0, 0, 1, 0, mode, &cfi_tails_kp);	\
+	return gs_cfi_event(ctx, 0, 0, 1, 0, 0, mode, &cfi_tails_kp);	\
 }									\
 SEC("kprobe") int gs_cfi_uprobe_entry##sfx(struct pt_regs *ctx)	\
 {									\
-	return gs_cfi_event(ctx, 0, 0, 1, 1, mode, &cfi_tails_kp);	\
+	return gs_cfi_event(ctx, 0, 0, 1, 1, 0, mode, &cfi_tails_kp);	\
+}									\
+SEC("kprobe") int gs_cfi_uprobe_entry_k##sfx(struct pt_regs *ctx)	\
+{									\
+	return gs_cfi_event(ctx, 0, 0, 1, 1, 1, mode, &cfi_tails_kp);	\
 }									\
 SEC("tracepoint") int gs_cfi_tp##sfx(void *ctx)				\
 {									\
-	return gs_cfi_event(ctx, sw_frame_pointer(), 0, 0, 0, mode,	\
+	return gs_cfi_event(ctx, sw_frame_pointer(), 0, 0, 0, 0, mode,	\
 			    &cfi_tails_tp);				\
 }									\
 SEC("kprobe") int gs_cfi_walk_kp##sfx(struct pt_regs *ctx)		\

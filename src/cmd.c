@@ -164,8 +164,14 @@ static int span_of(pid_t pid, unsigned long long addr, unsigned long long *lo,
 	return file[0] ? 0 : -ENOENT;
 }
 
-int cmd_run_loader(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid),
-		   void *ctx)
+/*
+ * Stopped at an exec: step it syscall by syscall while its dynamic loader
+ * runs, c->on_map hearing of the image and of each mapping of code, and
+ * leave it stopped at its first syscall from other code (a static program:
+ * where it is).  1 if it ended meanwhile (its status kept for cmd_wait),
+ * 0, or -errno.
+ */
+static int run_loader(struct sw_cmd *c)
 {
 	unsigned long long lo = 0, hi = 0;
 	struct user_regs_struct r;
@@ -173,24 +179,23 @@ int cmd_run_loader(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid),
 	long nr = -1, prot = 0;
 	int st, sig = 0, err;
 
-	if (!c->stop_at_exec)
-		return 0;
 	if (ptrace(PTRACE_GETREGS, c->pid, NULL, &r))
 		return -errno;
-	fn(ctx, c->pid);
+	c->on_map(c->ctx, c->pid);
 	err = span_of(c->pid, r.rip, &lo, &hi, &is_exe);
 	if (err || is_exe)
 		return err;
-	if (ptrace(PTRACE_SETOPTIONS, c->pid, NULL, (void *)PTRACE_O_TRACESYSGOOD))
-		return -errno;
 	for (;;) {
 		if (ptrace(PTRACE_SYSCALL, c->pid, NULL, (void *)(long)sig))
 			return -errno;
 		sig = 0;
 		if (waitpid(c->pid, &st, 0) != c->pid)
 			return -errno;
-		if (!WIFSTOPPED(st))
-			return -ECHILD;		/* it ended: nothing to hold */
+		if (!WIFSTOPPED(st)) {
+			c->exited = true;	/* say so when asked */
+			c->exit_ws = st;
+			return 1;
+		}
 		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
 			sig = WSTOPSIG(st);	/* a signal: pass it on */
 			continue;
@@ -205,9 +210,59 @@ int cmd_run_loader(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid),
 			prot = r.rdx;
 		} else if (nr == SYS_mmap && (prot & PROT_EXEC) &&
 			   (long long)r.rax >= 0) {
-			fn(ctx, c->pid);
+			c->on_map(c->ctx, c->pid);
 		}
 		entry = !entry;
+	}
+}
+
+int cmd_follow(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid), void *ctx)
+{
+	long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC;
+	int err;
+
+	if (!c->stop_at_exec)
+		return 0;
+	c->on_map = fn;
+	c->ctx = ctx;
+	if (ptrace(PTRACE_SETOPTIONS, c->pid, NULL, (void *)opts))
+		return -errno;
+	c->stop_at_exec = false;
+	c->follow = true;
+	err = run_loader(c);
+	if (err == 1)
+		return 0;
+	if (ptrace(PTRACE_CONT, c->pid, NULL, NULL) && !err)
+		err = -errno;
+	return err;
+}
+
+pid_t cmd_wait(struct sw_cmd *c, int *ws, int flags)
+{
+	siginfo_t si;
+	pid_t r;
+	int sig;
+
+	for (;;) {
+		if (c->exited) {
+			*ws = c->exit_ws;
+			return c->pid;
+		}
+		r = waitpid(c->pid, ws, flags);
+		if (r <= 0 || !c->follow || !WIFSTOPPED(*ws))
+			return r;
+		sig = WSTOPSIG(*ws);
+		if (*ws >> 16 == PTRACE_EVENT_EXEC) {
+			/* a new image: its loader runs held, as the first did */
+			if (run_loader(c) == 1)
+				continue;
+			sig = 0;
+		} else if (sig == (SIGTRAP | 0x80) ||
+			   ptrace(PTRACE_GETSIGINFO, c->pid, NULL, &si)) {
+			sig = 0;	/* a stray syscall stop, or a group-stop */
+		}
+		/* a signal for it goes on to it */
+		ptrace(PTRACE_CONT, c->pid, NULL, (void *)(long)sig);
 	}
 }
 

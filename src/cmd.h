@@ -16,6 +16,12 @@ struct sw_cmd {
 	int status;	/* read end: the exec's errno, or EOF when it worked */
 	char path[4096];	/* what runs: argv[0] found on PATH */
 	bool stop_at_exec;	/* held stopped after its execve until resumed */
+	/* cmd_follow: held at each exec while its loader runs */
+	bool follow;
+	void (*on_map)(void *ctx, pid_t pid);
+	void *ctx;
+	bool exited;		/* it ended while its loader was held ... */
+	int exit_ws;		/* ... with this status, for cmd_wait */
 };
 
 /*
@@ -31,15 +37,19 @@ int cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask);
 int cmd_go(struct sw_cmd *c);
 int cmd_resume(struct sw_cmd *c);
 /*
- * Held at its first instruction: run it until its dynamic loader has
- * mapped the libraries it starts with, syscall by syscall while the
- * loader runs, and hold it again at its first syscall made from other
- * code.  fn hears of the first image and of each mapping of code the
- * loader makes, while the command waits.  A static program is held where
- * it was.  0, or -errno (it is then held wherever it got to).
+ * Held at its first instruction: run it on, and at this exec and each it
+ * makes later, hold it while its dynamic loader maps the libraries it
+ * starts with (syscall by syscall, ptrace), fn hearing of the image and of
+ * each mapping of code before any of that code runs.  The processes it
+ * starts are not held.  Its waits then go through cmd_wait.
  */
-int cmd_run_loader(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid),
-		   void *ctx);
+int cmd_follow(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid), void *ctx);
+/*
+ * waitpid for the command: the ptrace stops cmd_follow brings are dealt
+ * with here (an exec's loader held, signals passed on); returns as
+ * waitpid does for what else happens to it.
+ */
+pid_t cmd_wait(struct sw_cmd *c, int *ws, int flags);
 /* Exit status as a shell reports it (128+N for signal N). */
 int cmd_exit_code(int wstatus);
 

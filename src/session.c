@@ -932,7 +932,7 @@ int session_go(struct session *s)
 			    "own image's, not libraries', can be set at its "
 			    "start)", s->o.command[0], strerror(-e));
 		if (s->unwind) {
-			e = cmd_run_loader(&s->cmd, loader_mapped, s);
+			e = cmd_follow(&s->cmd, loader_mapped, s);
 			if (e)
 				fprintf(stderr, "%s: cannot follow the loader of %s: "
 					"%s; its libraries' frames may be found by "
@@ -973,7 +973,7 @@ static bool handle_signals(struct session *s)
 			end = true;
 			continue;
 		}
-		if (s->have_cmd && waitpid(s->cmd.pid, &ws, WNOHANG) == s->cmd.pid) {
+		if (s->have_cmd && cmd_wait(&s->cmd, &ws, WNOHANG) == s->cmd.pid) {
 			s->cmd_status = cmd_exit_code(ws);
 			s->have_cmd = false;
 			end = true;
@@ -1216,7 +1216,7 @@ static int end_cmd(struct session *s)
 	struct signalfd_siginfo si;
 	int ws, timeout;
 
-	while (waitpid(s->cmd.pid, &ws, WNOHANG) == 0) {
+	while (cmd_wait(&s->cmd, &ws, WNOHANG) == 0) {
 		if (s->nr_signals < 2) {
 			timeout = (int)(kill_at - session_now_ms());
 			if (timeout > 0 && poll(&pfd, 1, timeout) != 0) {
@@ -1234,7 +1234,7 @@ static int end_cmd(struct session *s)
 			fprintf(stderr, "%s: %s had not ended on SIGTERM at the "
 				"second signal: killed it (SIGKILL)\n", s->o.tool,
 				s->o.command[0]);
-		waitpid(s->cmd.pid, &ws, 0);
+		cmd_wait(&s->cmd, &ws, 0);
 		break;
 	}
 	return ws;
@@ -1262,6 +1262,8 @@ int session_stop(struct session *s)
 
 void session_free(struct session *s)
 {
+	int ws;
+
 	/* an error after attaching exits as promptly as a run that ended */
 	walker_detach_async(s->w);
 	walker_free(s->w);
@@ -1269,7 +1271,7 @@ void session_free(struct session *s)
 		/* stopped early (an error): do not leave it waiting */
 		if (s->cmd.go >= 0)
 			kill(s->cmd.pid, SIGKILL);
-		waitpid(s->cmd.pid, NULL, 0);
+		cmd_wait(&s->cmd, &ws, 0);
 	}
 	sideband_free(s->sb);
 	unwind_free(s->unwind);

@@ -56,10 +56,16 @@ static struct bpf_program *cfi_prog(const struct walker *w, enum sw_role role,
 		return CFI_PROG(w, s, gs_cfi_kprobe);
 	case SW_ROLE_TRACEPOINT:
 		return CFI_PROG(w, s, gs_cfi_tp);
-	default:
-		/* at an entry without CFI, the entry's own rule still holds */
+	case SW_ROLE_UENTRY:
+		/*
+		 * At an entry without CFI, the entry's own rule still holds;
+		 * uentry: the kernel's unwinder (for a process with no tables
+		 * yet) does not add the caller there (see calibration).
+		 */
 		return uentry ? CFI_PROG(w, s, gs_cfi_uprobe_entry) :
-				CFI_PROG(w, s, gs_cfi_uprobe);
+				CFI_PROG(w, s, gs_cfi_uprobe_entry_k);
+	default:
+		return CFI_PROG(w, s, gs_cfi_uprobe);
 	}
 }
 
@@ -129,6 +135,7 @@ const struct walker_desc walker_cfi = {
 	.prog = cfi_prog,
 	.choose = cfi_choose,
 	.loaded = cfi_loaded,
+	.calib_prog = walker_getstack_calib_prog,
 	.read_begin = walker_getstack_read_begin,
 	.key_frames = walker_getstack_key_frames,
 };

@@ -112,7 +112,7 @@ void walker_getstack_choose(struct walker *w)
 		bpf_map__set_autocreate(w->chunks, counting);
 }
 
-static struct bpf_program *gs_calib_prog(const struct walker *w)
+struct bpf_program *walker_getstack_calib_prog(const struct walker *w)
 {
 	const struct getstack_bpf *s = w->skel;
 
@@ -217,7 +217,7 @@ const struct walker_desc walker_getstack = {
 	.destroy = walker_getstack_destroy,
 	.prog = gs_prog,
 	.choose = walker_getstack_choose,
-	.calib_prog = gs_calib_prog,
+	.calib_prog = walker_getstack_calib_prog,
 	.read_begin = walker_getstack_read_begin,
 	.key_frames = walker_getstack_key_frames,
 };

@@ -108,6 +108,7 @@ int walker_getstack_open(struct walker *w);
 void walker_getstack_destroy(struct walker *w);
 void walker_getstack_choose(struct walker *w);
 int walker_getstack_read_begin(struct walker *w);
+struct bpf_program *walker_getstack_calib_prog(const struct walker *w);
 void walker_getstack_key_frames(struct walker *w, const void *key, bool counted,
 				struct key_frames *f);
 
