@@ -41,7 +41,7 @@ _stackwalk_complete()
 		return 0
 		;;
 	--walker)
-		mapfile -t COMPREPLY < <(compgen -W "auto getstack stackmap fp" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "auto cfi getstack stackmap fp" -- "$cur")
 		return 0
 		;;
 	--pprof | --svg)
@@ -49,7 +49,7 @@ _stackwalk_complete()
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return 0
 		;;
-	-c | --cpu | -i | --interval | -D | --duration | --stack-storage-size | \
+	-c | --cpu | -i | --interval | -D | --duration | --stack-storage-size | --unwind-memory | \
 		--perf-buffer-pages)
 		return 0	# a number: nothing to offer
 		;;
@@ -60,7 +60,7 @@ _stackwalk_complete()
 	elif [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "$* -h --help -p --pid -c --cpu
 			-D --duration -r --regexp -K --kernel-stacks-only
-			-U --user-stacks-only --debug --walker --stack-storage-size
+			-U --user-stacks-only --debug --walker --stack-storage-size --unwind-memory
 			--legacy --kernel-features --no-demangle --version" -- "$cur")
 	else
 		# the pattern: a path is the start of one (./app:func)

@@ -357,7 +357,7 @@ EOF
 @test "--debug: the walker chosen, why, its BPF source and its unwind tables" {
 	run --separate-stderr "$SC" --debug -U "$W/paths:work" -- "$W/paths" 1
 	[ "$status" -eq 0 ]
-	[ "$(echo "$output" | head -n1)" = "walker: cfi (bounded loops (5.3+): user frames from unwind tables, exact raw-frame keys)" ]
+	[ "$(echo "$output" | head -n1)" = "walker: cfi (bpf_get_stack and tail calls (4.18+): user frames from unwind tables, exact raw-frame keys)" ]
 	echo "$output" | grep -qx '/\* ---- cfi_walk.bpf.h ---- \*/'
 	# paths's process: loaded once the loader has mapped its libraries
 	[ "$(echo "$output" | grep -cE '^unwind tables: [0-9]+ binaries, [0-9]+ rows, [0-9]+ of 8388608 bytes; 1 processes, [0-9]+ mappings; [0-9.]+ ms$')" -eq 1 ]
@@ -391,7 +391,12 @@ feature_line() {
 	yes_from() { [ "$v" -ge "$1" ] && echo yes || echo no; }
 	echo "$output" | grep -qx "$(feature_line 'get_stack (4.18)' "$(yes_from $((4 * 256 + 18)))")"
 	echo "$output" | grep -qx "$(feature_line 'hash keys over 512 bytes (5.11)' "$(yes_from $((5 * 256 + 11)))")"
-	echo "$output" | grep -qx "$(feature_line 'bounded loops (5.3)' "$(yes_from $((5 * 256 + 3)))")"
+	# task_struct.stack from BTF: where a program finds the user registers
+	if [ -r /sys/kernel/btf/vmlinux ]; then
+		echo "$output" | grep -Eqx 'task_struct\.stack +\+[0-9]+ \(BTF\)'
+	else
+		echo "$output" | grep -qx "$(feature_line task_struct.stack 'unknown (no BTF): found from the BPF stack')"
+	fi
 	config=$(kernel_config)
 	if [ -n "$config" ]; then
 		kprobes=no
@@ -411,11 +416,9 @@ feature_line() {
 		echo "$output" | grep -qx "$(feature_line 'kernel unwinder' "$unw")"
 	fi
 	if [ "$v" -ge $((5 * 256 + 11)) ]; then
-		echo "$output" | grep -qx "$(feature_line walker 'cfi: bounded loops (5.3+): user frames from unwind tables, exact raw-frame keys')"
-	elif [ "$v" -ge $((5 * 256 + 3)) ]; then
-		echo "$output" | grep -qx "$(feature_line walker 'cfi: bounded loops (5.3+): user frames from unwind tables, hash keys are at most 512 bytes: exact interned chunks of frames')"
+		echo "$output" | grep -qx "$(feature_line walker 'cfi: bpf_get_stack and tail calls (4.18+): user frames from unwind tables, exact raw-frame keys')"
 	elif [ "$v" -ge $((4 * 256 + 18)) ]; then
-		echo "$output" | grep -qx "$(feature_line walker 'getstack: bpf_get_stack is available (4.18+), hash keys are at most 512 bytes: exact interned chunks of frames')"
+		echo "$output" | grep -qx "$(feature_line walker 'cfi: bpf_get_stack and tail calls (4.18+): user frames from unwind tables, hash keys are at most 512 bytes: exact interned chunks of frames')"
 	fi
 }
 

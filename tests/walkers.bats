@@ -462,7 +462,7 @@ deep_interval_counts() {
 	STACKWALK_SMALL_KEYS=1 run "$SC" --kernel-features
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -qx 'hash keys over 512 bytes (5.11)    no (STACKWALK_SMALL_KEYS=1)'
-	echo "$output" | grep -qx 'walker                             cfi: bounded loops (5.3+): user frames from unwind tables, hash keys are at most 512 bytes: exact interned chunks of frames'
+	echo "$output" | grep -qx 'walker                             cfi: bpf_get_stack and tail calls (4.18+): user frames from unwind tables, hash keys are at most 512 bytes: exact interned chunks of frames'
 	STACKWALK_SMALL_KEYS=2 run --separate-stderr "$SC" --kernel-features
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"STACKWALK_SMALL_KEYS=2: give 1 to count with hash keys of at most 512 bytes"* ]]
