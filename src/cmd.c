@@ -11,6 +11,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include "cmd.h"
+#include "vec.h"
 
 /*
  * The file execvp would run, found before the child starts: its search
@@ -165,44 +166,50 @@ static int span_of(pid_t pid, unsigned long long addr, unsigned long long *lo,
 }
 
 /*
- * Stopped at an exec: step it syscall by syscall while its dynamic loader
- * runs, c->on_map hearing of the image and of each mapping of code, and
- * leave it stopped at its first syscall from other code (a static program:
- * where it is).  1 if it ended meanwhile (its status kept for cmd_wait),
- * 0, or -errno.
+ * Tracee pid stopped at an exec: step it syscall by syscall while its
+ * dynamic loader runs, c->on_map hearing of the image and of each mapping
+ * of code, and leave it stopped at its first syscall from other code (a
+ * static program: where it is).  1 if it ended meanwhile (the command's
+ * status kept for cmd_wait), 0, or -errno.
  */
-static int run_loader(struct sw_cmd *c)
+static int run_loader(struct sw_cmd *c, pid_t pid)
 {
 	unsigned long long lo = 0, hi = 0;
 	struct user_regs_struct r;
-	bool is_exe, entry = true;
 	long nr = -1, prot = 0;
 	int st, sig = 0, err;
+	bool is_exe;
 
-	if (ptrace(PTRACE_GETREGS, c->pid, NULL, &r))
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
 		return -errno;
-	c->on_map(c->ctx, c->pid);
-	err = span_of(c->pid, r.rip, &lo, &hi, &is_exe);
+	c->on_map(c->ctx, pid);
+	err = span_of(pid, r.rip, &lo, &hi, &is_exe);
 	if (err || is_exe)
 		return err;
 	for (;;) {
-		if (ptrace(PTRACE_SYSCALL, c->pid, NULL, (void *)(long)sig))
+		if (ptrace(PTRACE_SYSCALL, pid, NULL, (void *)(long)sig))
 			return -errno;
 		sig = 0;
-		if (waitpid(c->pid, &st, 0) != c->pid)
+		if (waitpid(pid, &st, __WALL) != pid)
 			return -errno;
 		if (!WIFSTOPPED(st)) {
-			c->exited = true;	/* say so when asked */
-			c->exit_ws = st;
+			if (pid == c->pid) {
+				c->exited = true;	/* say so when asked */
+				c->exit_ws = st;
+			}
 			return 1;
 		}
 		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
 			sig = WSTOPSIG(st);	/* a signal: pass it on */
 			continue;
 		}
-		if (ptrace(PTRACE_GETREGS, c->pid, NULL, &r))
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
 			return -errno;
-		if (entry) {
+		/*
+		 * x86_64 enters a syscall with -ENOSYS in %rax; counting stops
+		 * would not do: after an exec event the first is execve's exit.
+		 */
+		if ((long long)r.rax == -ENOSYS) {
 			/* the loader is done: other code makes a syscall */
 			if (r.rip < lo || r.rip >= hi)
 				return 0;
@@ -210,15 +217,54 @@ static int run_loader(struct sw_cmd *c)
 			prot = r.rdx;
 		} else if (nr == SYS_mmap && (prot & PROT_EXEC) &&
 			   (long long)r.rax >= 0) {
-			c->on_map(c->ctx, c->pid);
+			c->on_map(c->ctx, pid);
 		}
-		entry = !entry;
 	}
+}
+
+/* Whether pid is a tracee seen before; if not, it is from now on. */
+static bool seen(struct sw_cmd *c, pid_t pid)
+{
+	for (size_t i = 0; i < c->nr_tracees; i++)
+		if (c->tracees[i] == pid)
+			return true;
+	if (!VEC_GROW(c->tracees, c->nr_tracees, c->cap_tracees, 16))
+		c->tracees[c->nr_tracees++] = pid;
+	return false;
+}
+
+static void forget(struct sw_cmd *c, pid_t pid)
+{
+	for (size_t i = 0; i < c->nr_tracees; i++)
+		if (c->tracees[i] == pid)
+			c->tracees[i] = c->tracees[--c->nr_tracees];
+}
+
+/* Tracee pid's ptrace stop ws dealt with, and pid running again. */
+static void on_stop(struct sw_cmd *c, pid_t pid, int ws)
+{
+	int sig = WSTOPSIG(ws), event = ws >> 16;
+	siginfo_t si;
+
+	if (!seen(c, pid) && sig == SIGSTOP) {
+		sig = 0;	/* a new child's first stop, ptrace's own */
+	} else if (event == PTRACE_EVENT_EXEC) {
+		/* a new image: its loader runs held */
+		if (run_loader(c, pid) == 1)
+			return;
+		sig = 0;
+	} else if (event || sig == (SIGTRAP | 0x80) ||
+		   ptrace(PTRACE_GETSIGINFO, pid, NULL, &si)) {
+		sig = 0;	/* a fork, a stray syscall stop, a group-stop */
+	}
+	/* a signal for it goes on to it */
+	ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
 }
 
 int cmd_follow(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid), void *ctx)
 {
-	long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC;
+	long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC |
+		    PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
 	int err;
 
 	if (!c->stop_at_exec)
@@ -229,7 +275,8 @@ int cmd_follow(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid), void *ctx)
 		return -errno;
 	c->stop_at_exec = false;
 	c->follow = true;
-	err = run_loader(c);
+	seen(c, c->pid);
+	err = run_loader(c, c->pid);
 	if (err == 1)
 		return 0;
 	if (ptrace(PTRACE_CONT, c->pid, NULL, NULL) && !err)
@@ -239,31 +286,35 @@ int cmd_follow(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid), void *ctx)
 
 pid_t cmd_wait(struct sw_cmd *c, int *ws, int flags)
 {
-	siginfo_t si;
 	pid_t r;
-	int sig;
 
+	if (!c->follow && !c->exited)
+		return waitpid(c->pid, ws, flags);
 	for (;;) {
 		if (c->exited) {
 			*ws = c->exit_ws;
 			return c->pid;
 		}
-		r = waitpid(c->pid, ws, flags);
-		if (r <= 0 || !c->follow || !WIFSTOPPED(*ws))
+		/* every tracee's stops come here, the command's own and its children's */
+		r = waitpid(-1, ws, flags | __WALL);
+		if (r <= 0)
 			return r;
-		sig = WSTOPSIG(*ws);
-		if (*ws >> 16 == PTRACE_EVENT_EXEC) {
-			/* a new image: its loader runs held, as the first did */
-			if (run_loader(c) == 1)
-				continue;
-			sig = 0;
-		} else if (sig == (SIGTRAP | 0x80) ||
-			   ptrace(PTRACE_GETSIGINFO, c->pid, NULL, &si)) {
-			sig = 0;	/* a stray syscall stop, or a group-stop */
+		if (WIFSTOPPED(*ws)) {
+			on_stop(c, r, *ws);
+		} else if (r == c->pid) {
+			c->exited = true;
+			c->exit_ws = *ws;
+		} else {
+			forget(c, r);
 		}
-		/* a signal for it goes on to it */
-		ptrace(PTRACE_CONT, c->pid, NULL, (void *)(long)sig);
 	}
+}
+
+void cmd_free(struct sw_cmd *c)
+{
+	free(c->tracees);
+	c->tracees = NULL;
+	c->nr_tracees = c->cap_tracees = 0;
 }
 
 int cmd_exit_code(int wstatus)

@@ -20,8 +20,10 @@ struct sw_cmd {
 	bool follow;
 	void (*on_map)(void *ctx, pid_t pid);
 	void *ctx;
-	bool exited;		/* it ended while its loader was held ... */
-	int exit_ws;		/* ... with this status, for cmd_wait */
+	bool exited;		/* it has ended (seen by cmd_wait or while held) ... */
+	int exit_ws;		/* ... with this status */
+	pid_t *tracees;		/* cmd_follow: it and the processes it starts */
+	size_t nr_tracees, cap_tracees;
 };
 
 /*
@@ -37,19 +39,22 @@ int cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask);
 int cmd_go(struct sw_cmd *c);
 int cmd_resume(struct sw_cmd *c);
 /*
- * Held at its first instruction: run it on, and at this exec and each it
- * makes later, hold it while its dynamic loader maps the libraries it
- * starts with (syscall by syscall, ptrace), fn hearing of the image and of
- * each mapping of code before any of that code runs.  The processes it
- * starts are not held.  Its waits then go through cmd_wait.
+ * Held at its first instruction: run it on, and at this exec and each one
+ * it and the processes it starts make later (they are followed through
+ * fork and vfork), hold the process while its dynamic loader maps the
+ * libraries it starts with (syscall by syscall, ptrace), fn hearing of
+ * the image and of each mapping of code before any of that code runs.
+ * Its waits then go through cmd_wait, which keeps them all running.
  */
 int cmd_follow(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid), void *ctx);
 /*
- * waitpid for the command: the ptrace stops cmd_follow brings are dealt
- * with here (an exec's loader held, signals passed on); returns as
- * waitpid does for what else happens to it.
+ * waitpid for the command: the ptrace stops cmd_follow brings, its own
+ * and its children's, are dealt with here (an exec's loader held, signals
+ * passed on, the children's ends forgotten); returns as waitpid(pid)
+ * would: its pid once it has ended, 0 (WNOHANG) while it runs.
  */
 pid_t cmd_wait(struct sw_cmd *c, int *ws, int flags);
+void cmd_free(struct sw_cmd *c);
 /* Exit status as a shell reports it (128+N for signal N). */
 int cmd_exit_code(int wstatus);
 

@@ -1273,6 +1273,7 @@ void session_free(struct session *s)
 			kill(s->cmd.pid, SIGKILL);
 		cmd_wait(&s->cmd, &ws, 0);
 	}
+	cmd_free(&s->cmd);
 	sideband_free(s->sb);
 	unwind_free(s->unwind);
 	symbolizer_free(s->sym);
