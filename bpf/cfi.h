@@ -10,31 +10,30 @@
  * in one array map.  Each process has a sorted list of its executable
  * mappings, each naming its binary's rows.
  *
- * The maps (names and sizes as the frontend will create them):
+ * The maps (names and sizes as the frontend creates them):
  *
  *   "cfi_rows"  ARRAY, key __u32 index, value struct sw_cfi_row,
  *               max_entries: the row budget (SW_CFI_ROWS_DEFAULT unless
- *               an option says otherwise; a table that does not fit is
- *               reported, never dropped silently).
- *   "cfi_procs" HASH, key __u32 tgid, value struct sw_cfi_proc,
- *               max_entries SW_CFI_PROCS_MAX.
- *   "cfi_maps"  HASH, key struct sw_cfi_map_key, value struct sw_cfi_map,
- *               max_entries SW_CFI_MAPS_MAX: entry (tgid, i) is the i-th
- *               executable mapping of tgid by start address, i < nr.
+ *               --unwind-memory says otherwise; a table that does not fit
+ *               is reported, never dropped silently).
+ *   "cfi_procs" HASH, key __u32 tgid, value struct sw_cfi_proc: the
+ *               process's executable mappings with a table, sorted by
+ *               start address, SW_CFI_PROCS_MAX processes.
  *
- * Why a hash keyed by (tgid, i) rather than an array inside one value:
- * before 4.9 the verifier refuses a variable offset into a map value, but
- * any kernel accepts a lookup whose key was built on the stack.
+ * A process's mappings are one value: the frontend replaces them whole,
+ * and a walk sees the old list or the new one, never a mix.  A slot is
+ * reached with a masked index, a variable offset into a map value that
+ * 4.9+ verifiers take.
  *
- * How a walker finds the row for an address pc of process tgid, with no
- * loop (4.x: unrolled, every step the same straight code; 5.3+: the same
- * steps in a bounded loop):
+ * How a walker finds the row for an address pc of a process, with no
+ * loop (every step the same straight code):
  *
  *   1. the mapping: lo = 0, n = proc->nr; SW_CFI_MAP_STEPS times:
- *        half = n >> 1; m = cfi_maps[(tgid, lo + half)];
- *        if (!m) give up;                  (only a racing update)
+ *        half = n >> 1; m = &proc->maps[(lo + half) & (PROC_MAPS - 1)];
  *        lo += half & -(m->start <= pc);  n -= half;
- *      then m = cfi_maps[(tgid, lo)], and pc must be in [m->start, m->end).
+ *      then m = &proc->maps[lo], and pc must be in [m->start, m->end).
+ *      (A walk keeps the last mapping it found: the next frame is most
+ *      often in it, and then needs no search.)
  *   2. rel = pc - m->bias, minus 1 for every frame but the first and one
  *      interrupted by a signal: a return address may be the first byte
  *      past a call that ends a function.  rel >= 2^32: no row.
@@ -45,15 +44,11 @@
  *   Steps past n == 1 read the same row again and change nothing, so the
  *   count of steps is fixed, not the table's size.  "a <= b" is taken
  *   without a jump as ((b - a) >> 63) ^ 1 on 64-bit values below 2^32
- *   (rows) or 2^63 (user addresses), so that no path forks and rejoins:
- *   the 4.x verifier then walks each step once.
+ *   (rows) or 2^63 (user addresses), so that no path forks and rejoins.
  *
- * Cost, for the 4.x budget (4096 instructions a program, no calls): a
- * step is about 19 instructions (key on the stack, the lookup, the mask).
- * Both searches unrolled as above came to 519 instructions with clang
- * -mcpu=v1 (and 6.18's verifier took them), so with the rule applied a
- * frame is ~600: 6 frames a program, the walk carried on by tail calls
- * with its registers in a scratch map.
+ * Cost: a frame is about 800 instructions (the searches, the rule, its
+ * reads), so a walk program takes 4 frames within 4.x's 4096 and tail-
+ * calls the next (bpf/getstack.bpf.c).
  *
  * Applying a row (sp, bp: the frame's %rsp and %rbp; cfa in bytes is
  * 8 * r->cfa):
@@ -90,7 +85,6 @@
 #define SW_CFI_MAP_STEPS	7
 #define SW_CFI_PROC_MAPS	(1u << SW_CFI_MAP_STEPS)
 #define SW_CFI_PROCS_MAX	4096
-#define SW_CFI_MAPS_MAX		65536
 
 enum sw_cfi_kind {
 	SW_CFI_NONE,		/* no CFI covers the PC */
@@ -137,22 +131,19 @@ struct sw_cfi_row {
 #define SW_CFI_SIG_RSP		160
 #define SW_CFI_SIG_RIP		168
 
-struct sw_cfi_proc {
-	__u32 nr;		/* mappings in cfi_maps: (tgid, 0 .. nr-1) */
-	__u32 pad;
-};
-
-struct sw_cfi_map_key {
-	__u32 tgid;
-	__u32 idx;
-};
-
 /* One executable mapping; a PC in [start, end) uses rows[first, +count). */
 struct sw_cfi_map {
 	__u64 start, end;
 	/* row pc = address - bias (the load bias plus the table's base) */
 	__u64 bias;
 	__u32 first, count;
+};
+
+/* A process's executable mappings with a table, by start address. */
+struct sw_cfi_proc {
+	__u32 nr;
+	__u32 pad;
+	struct sw_cfi_map maps[SW_CFI_PROC_MAPS];
 };
 
 #endif /* SW_BPF_CFI_H */

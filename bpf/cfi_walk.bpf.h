@@ -28,9 +28,9 @@ struct {
 } cfi_rows SEC(".maps");
 
 /*
- * Not preallocated: an element replaced while a walk holds it is freed
- * after an RCU grace period, never handed straight to the next update
- * (the frontend rewrites a process's entries when it maps more).
+ * Not preallocated: a value replaced while a walk reads it is freed after
+ * an RCU grace period, never handed straight to the next update (the
+ * frontend replaces a process's list when it maps more).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -40,43 +40,30 @@ struct {
 	__type(value, struct sw_cfi_proc);
 } cfi_procs SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SW_CFI_MAPS_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct sw_cfi_map_key);
-	__type(value, struct sw_cfi_map);
-} cfi_maps SEC(".maps");
-
 /* a <= b as 0 or 1, without a jump, for values below 2^63 (bpf/cfi.h) */
 static __always_inline __u64 cfi_le(__u64 a, __u64 b)
 {
 	return ((b - a) >> 63) ^ 1;
 }
 
-/* The mapping of tgid that holds pc, or NULL: step 1 of bpf/cfi.h. */
-static __always_inline struct sw_cfi_map *cfi_find_map(__u32 tgid, __u32 nr,
+/* The mapping of the process that holds pc, or NULL: step 1 of bpf/cfi.h. */
+static __always_inline struct sw_cfi_map *cfi_find_map(struct sw_cfi_proc *proc,
 							__u64 pc)
 {
-	struct sw_cfi_map_key k = { .tgid = tgid };
+	__u32 lo = 0, n = proc->nr, half;
 	struct sw_cfi_map *m;
-	__u32 lo = 0, n = nr, half;
 
-	if (!nr)
+	if (!n || n > SW_CFI_PROC_MAPS)
 		return NULL;
 #pragma unroll
 	for (int i = 0; i < SW_CFI_MAP_STEPS; i++) {
 		half = n >> 1;
-		k.idx = lo + half;
-		m = bpf_map_lookup_elem(&cfi_maps, &k);
-		if (!m)
-			return NULL;
+		m = &proc->maps[(lo + half) & (SW_CFI_PROC_MAPS - 1)];
 		lo += half & -(__u32)cfi_le(m->start, pc);
 		n -= half;
 	}
-	k.idx = lo;
-	m = bpf_map_lookup_elem(&cfi_maps, &k);
-	if (!m || pc < m->start || pc >= m->end)
+	m = &proc->maps[lo & (SW_CFI_PROC_MAPS - 1)];
+	if (pc < m->start || pc >= m->end)
 		return NULL;
 	return m;
 }
@@ -127,7 +114,7 @@ static __always_inline __u64 cfi_read(__u64 addr, int *ok)
 struct cfi_state {
 	__u64 n;		/* frames recorded so far */
 	__u64 nk;		/* kernel frames before them in the key */
-	__u32 tgid, nr;		/* the process, its mappings in cfi_maps */
+	__u32 tgid, pad;	/* the process: its mappings in cfi_procs */
 	__u64 pc, sp, bp;
 	__u64 adj;		/* 1: pc is a return address, look up pc - 1 */
 	__u64 how;		/* how pc was found: SW_HOW_* */
@@ -143,9 +130,9 @@ struct cfi_state {
 	__u64 kind, from_bp, off;
 	__s64 rbp;
 	/*
-	 * The mapping the last frame was in, as cfi_maps has it: the next
-	 * frame is most often in it too, and then needs no search (its seven
-	 * hash lookups are most of a frame's cost).  m_len 0: none yet.
+	 * The mapping the last frame was in, as cfi_procs has it: the next
+	 * frame is most often in it too, and then needs no search.  m_len 0:
+	 * none yet.
 	 */
 	__u64 m_start, m_len, m_bias;
 	__u32 m_first, m_count;
@@ -165,7 +152,7 @@ static __always_inline __u64 cfi_pick(__u64 v, __u64 a, __u64 b)
 }
 
 /* The rule for st->pc into st: SW_CFI_NONE where no row covers it. */
-static __always_inline void cfi_rule(__u32 tgid, __u32 nr, struct cfi_state *st)
+static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state *st)
 {
 	__u64 pc = st->pc - st->adj;
 	struct sw_cfi_map *m;
@@ -173,7 +160,7 @@ static __always_inline void cfi_rule(__u32 tgid, __u32 nr, struct cfi_state *st)
 
 	st->kind = SW_CFI_NONE;
 	if (pc - st->m_start >= st->m_len) {
-		m = cfi_find_map(tgid, nr, pc);
+		m = proc ? cfi_find_map(proc, pc) : NULL;
 		if (m) {
 			st->m_start = m->start;
 			st->m_len = m->end - m->start;
@@ -203,12 +190,12 @@ static __always_inline void cfi_rule(__u32 tgid, __u32 nr, struct cfi_state *st)
  * One frame: st moves to the caller.  Returns 0 to go on, else the
  * SW_STOP_* that ends the walk.
  */
-static __always_inline int cfi_step(__u32 tgid, __u32 nr, struct cfi_state *st)
+static __always_inline int cfi_step(struct sw_cfi_proc *proc, struct cfi_state *st)
 {
 	__u64 sp = st->sp, bp = st->bp, cfa, kind, lost, saved, nbp = 0, ra = 0;
 	long err = 0;
 
-	cfi_rule(tgid, nr, st);
+	cfi_rule(proc, st);
 	st->entry = 0;
 	kind = st->kind;
 	if (kind == SW_CFI_END)

@@ -458,10 +458,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
 	}
 	if (proc) {
-		__u32 tgid = id >> 32;
-
-		st->nr = proc->nr;
-		st->tgid = tgid;
+		st->tgid = id >> 32;
 		st->n = 0;
 		st->nk = nk;
 		st->pc = pc;
@@ -506,14 +503,18 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
  */
 static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 {
+	struct sw_cfi_proc *proc;
 	struct cfi_state *st;
-	__u32 zero = 0;
+	__u32 zero = 0, tgid;
 	__u64 *ubuf;
 	int why = 0;
 
 	st = bpf_map_lookup_elem(&cfi_state, &zero);
 	if (!st)
 		return 0;
+	/* NULL once the process has gone: frames then take fp steps */
+	tgid = st->tgid;
+	proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
 	ubuf = gs_cfi_ubuf(mode, st->nk);
 	if (!ubuf)
 		return 0;
@@ -525,7 +526,7 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 		}
 		ubuf[st->n & SW_MAX_FRAMES] = st->pc | st->how << SW_HOW_SHIFT;
 		st->n++;
-		why = cfi_step(st->tgid, st->nr, st);
+		why = cfi_step(proc, st);
 		if (why)
 			break;
 	}

@@ -740,11 +740,11 @@ static void report_unwind(struct session *s, bool debug)
  */
 static int start_unwind(struct session *s)
 {
-	int rows, procs, maps, e;
+	int rows, procs, e;
 
-	if (walker_cfi_fds(s->w, &rows, &procs, &maps))
+	if (walker_cfi_fds(s->w, &rows, &procs))
 		return 0;
-	e = unwind_new(&s->unwind, s->wo.cfi_rows, rows, procs, maps);
+	e = unwind_new(&s->unwind, s->wo.cfi_rows, rows, procs);
 	if (e)
 		return die(s, "cannot build unwind tables: %s", strerror(-e));
 	unwind_on_skip(s->unwind, warn_skip, s);

@@ -11,19 +11,20 @@
 #include "unwind.h"
 #include "vec.h"
 
+struct unwind;
 static int add_proc(struct unwind *u, uint32_t pid);
 
 struct unwind {
 	struct cfi_cache *cache;
-	int rows_fd, procs_fd, maps_fd;
+	int rows_fd, procs_fd;
 	size_t pushed;		/* rows of the store already in the rows map */
-	struct sw_cfi_map maps[SW_CFI_PROC_MAPS];
+	struct sw_cfi_proc proc, old;	/* a process's list, as built and as was */
 	size_t procs, nmaps, procs_no_room, maps_no_room;
 	double ms;
 };
 
 int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
-		int procs_fd, int maps_fd)
+		int procs_fd)
 {
 	struct unwind *u = calloc(1, sizeof(*u));
 	int err;
@@ -37,7 +38,6 @@ int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
 	}
 	u->rows_fd = rows_fd;
 	u->procs_fd = procs_fd;
-	u->maps_fd = maps_fd;
 	*out = u;
 	return 0;
 }
@@ -116,19 +116,8 @@ static size_t reap(struct unwind *u)
 		if (kill(pid, 0) && errno == ESRCH && !VEC_GROW(dead, n, cap, 64))
 			dead[n++] = pid;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct sw_cfi_proc p;
-
-		if (bpf_map_lookup_elem(u->procs_fd, &dead[i], &p))
-			continue;
-		bpf_map_delete_elem(u->procs_fd, &dead[i]);
-		for (__u32 j = 0; j < p.nr; j++) {
-			struct sw_cfi_map_key k = { .tgid = dead[i], .idx = j };
-
-			bpf_map_delete_elem(u->maps_fd, &k);
-		}
-		reaped++;
-	}
+	for (size_t i = 0; i < n; i++)
+		reaped += !bpf_map_delete_elem(u->procs_fd, &dead[i]);
 	free(dead);
 	return reaped;
 }
@@ -149,50 +138,30 @@ int unwind_add_proc(struct unwind *u, uint32_t pid)
 
 static int add_proc(struct unwind *u, uint32_t pid)
 {
-	struct sw_cfi_proc p = {}, old = {};
-	size_t nr, no_room;
-	bool known = !bpf_map_lookup_elem(u->procs_fd, &pid, &old);
+	struct sw_cfi_proc *p = &u->proc, *old = &u->old;
+	bool known = !bpf_map_lookup_elem(u->procs_fd, &pid, old);
 	double t0 = now_ms();
+	size_t nr, no_room;
 	int err;
 
-	err = cfi_cache_proc(u->cache, pid, u->maps, SW_CFI_PROC_MAPS, &nr,
+	memset(p, 0, sizeof(*p));
+	err = cfi_cache_proc(u->cache, pid, p->maps, SW_CFI_PROC_MAPS, &nr,
 			     &no_room);
+	p->nr = nr;
 	/*
 	 * No mappings: an exiting process's maps file is empty.  What it had
-	 * stays: its events may still be printed (and explained) after.
+	 * stays: its events may still be printed (and explained) after.  The
+	 * same list as before stays as it is.
 	 */
-	if (!err && !nr)
+	if (err || !nr || (known && !memcmp(p, old, sizeof(*p))))
 		goto out;
-	if (!err)
-		err = push_rows(u);
-	/*
-	 * The count first drops to what both lists have, so that no walk
-	 * meanwhile pairs an old count with new entries past it.
-	 */
-	if (!err && known && old.nr > nr) {
-		p.nr = nr;
-		bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY);
-	}
-	/* what is there already is left alone: a walk may be reading it */
-	for (size_t i = 0; !err && i < nr; i++) {
-		struct sw_cfi_map_key k = { .tgid = pid, .idx = i };
-		struct sw_cfi_map have;
-
-		if (known && i < old.nr &&
-		    !bpf_map_lookup_elem(u->maps_fd, &k, &have) &&
-		    !memcmp(&have, &u->maps[i], sizeof(have)))
-			continue;
-		if (bpf_map_update_elem(u->maps_fd, &k, &u->maps[i], BPF_ANY))
-			err = -errno;
-	}
-	if (!err && (!known || old.nr != nr)) {
-		p.nr = nr;
-		if (bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY))
-			err = -errno;
-	}
+	err = push_rows(u);
+	/* the rows first: a walk can reach them only through the list */
+	if (!err && bpf_map_update_elem(u->procs_fd, &pid, p, BPF_ANY))
+		err = -errno;
 	if (!err) {
 		u->procs += !known;
-		u->nmaps += nr - (known ? old.nr : 0);
+		u->nmaps += nr - (known ? old->nr : 0);
 		u->maps_no_room += no_room;
 	}
 out:
@@ -224,28 +193,28 @@ int unwind_add_all(struct unwind *u)
 static int find_map(const struct unwind *u, uint32_t pid, uint64_t pc,
 		    struct sw_cfi_map *m)
 {
-	struct sw_cfi_proc p;
-	struct sw_cfi_map_key k = { .tgid = pid };
+	struct sw_cfi_proc *p = malloc(sizeof(*p));
 	size_t lo = 0, hi;
+	int err = -ENOENT;
 
-	if (bpf_map_lookup_elem(u->procs_fd, &pid, &p) || !p.nr)
-		return -ENOENT;
-	hi = p.nr;
+	if (!p || bpf_map_lookup_elem(u->procs_fd, &pid, p) || !p->nr ||
+	    p->nr > SW_CFI_PROC_MAPS)
+		goto out;
+	hi = p->nr;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		k.idx = mid;
-		if (bpf_map_lookup_elem(u->maps_fd, &k, m))
-			return -ENOENT;
-		if (m->start <= pc)
+		if (p->maps[mid].start <= pc)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	k.idx = lo;
-	if (bpf_map_lookup_elem(u->maps_fd, &k, m) || pc < m->start || pc >= m->end)
-		return -ENOENT;
-	return 0;
+	*m = p->maps[lo];
+	if (pc >= m->start && pc < m->end)
+		err = 0;
+out:
+	free(p);
+	return err;
 }
 
 const struct sw_cfi_row *unwind_row(const struct unwind *u, uint32_t pid,

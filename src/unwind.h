@@ -27,9 +27,9 @@ struct unwind_stats {
 	double ms;		/* spent building and loading, in all */
 };
 
-/* max_rows: the size of the rows map; the fds: the walker's three maps. */
+/* max_rows: the size of the rows map; the fds: the walker's two maps. */
 int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
-		int procs_fd, int maps_fd);
+		int procs_fd);
 void unwind_free(struct unwind *u);
 void unwind_on_skip(struct unwind *u, cfi_skip_fn fn, void *ctx);
 

@@ -114,13 +114,12 @@ static int cfi_loaded(struct walker *w)
 	return 0;
 }
 
-int walker_cfi_fds(const struct walker *w, int *rows, int *procs, int *maps)
+int walker_cfi_fds(const struct walker *w, int *rows, int *procs)
 {
 	if (!w->cfi_rows)
 		return -ENOENT;
 	*rows = bpf_map__fd(w->cfi_rows);
 	*procs = bpf_map__fd(w->cfi_procs);
-	*maps = bpf_map__fd(w->cfi_maps);
 	return 0;
 }
 

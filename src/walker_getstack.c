@@ -45,15 +45,13 @@ int walker_getstack_open(struct walker *w)
 	/* the cfi walker's tables: only its runs create them (8 MiB of rows) */
 	w->cfi_rows = s->maps.cfi_rows;
 	w->cfi_procs = s->maps.cfi_procs;
-	w->cfi_maps = s->maps.cfi_maps;
 	if (w->o.kind != SW_WALKER_CFI) {
 		bpf_map__set_autocreate(w->cfi_rows, false);
 		bpf_map__set_autocreate(w->cfi_procs, false);
-		bpf_map__set_autocreate(w->cfi_maps, false);
 		bpf_map__set_autocreate(s->maps.cfi_state, false);
 		bpf_map__set_autocreate(s->maps.cfi_tails_kp, false);
 		bpf_map__set_autocreate(s->maps.cfi_tails_tp, false);
-		w->cfi_rows = w->cfi_procs = w->cfi_maps = NULL;
+		w->cfi_rows = w->cfi_procs = NULL;
 	} else {
 		bpf_map__set_max_entries(w->cfi_rows, w->o.cfi_rows);
 	}

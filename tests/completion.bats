@@ -57,7 +57,7 @@ help_options() {
 @test "--walker offers the walker names --help lists, as a word or after =" {
 	names=$("$TOP/build/stackcount" --help | sed -nE 's/.*--walker \{([a-z,]+)\}.*/\1/p' |
 		tr ',' '\n' | sort)
-	[ "$names" = "$(printf '%s\n' auto fp getstack stackmap)" ]
+	[ "$names" = "$(printf '%s\n' auto cfi fp getstack stackmap)" ]
 	diff -u <(echo "$names") <(comp stackcount --walker '' | sort)
 	diff -u <(echo "$names") <(comp stacksnoop --walker = | sort)
 	[ "$(comp stackcount --walker g)" = "getstack" ]

@@ -59,12 +59,12 @@ EOF2
 # under debugfs, as a 4.4 kernel requires -- the same stacks as ever.
 @test "forced legacy mode: the core user-stack tests give identical output" {
 	for target in work leaf; do
-		"$SC" -U "$W/paths:$target" -- "$W/paths" 2 | normalize > "$BATS_TEST_TMPDIR/modern"
+		"$SC" -U --walker fp "$W/paths:$target" -- "$W/paths" 2 | normalize > "$BATS_TEST_TMPDIR/modern"
 		STACKWALK_LEGACY=4.4 "$SC" -U "$W/paths:$target" -- "$W/paths" 2 \
 			2> "$BATS_TEST_TMPDIR/err" | normalize > "$BATS_TEST_TMPDIR/legacy"
 		diff -u "$BATS_TEST_TMPDIR/modern" "$BATS_TEST_TMPDIR/legacy"
 	done
-	"$SC" -U -s "$W/manypaths:target" -- "$W/manypaths" 10 | normalize > "$BATS_TEST_TMPDIR/modern"
+	"$SC" -U -s --walker fp "$W/manypaths:target" -- "$W/manypaths" 10 | normalize > "$BATS_TEST_TMPDIR/modern"
 	"$SC" --legacy -U -s "$W/manypaths:target" -- "$W/manypaths" 10 | normalize > "$BATS_TEST_TMPDIR/legacy"
 	diff -u "$BATS_TEST_TMPDIR/modern" "$BATS_TEST_TMPDIR/legacy"
 	[ -z "$(leftover_probes)" ]
