@@ -107,7 +107,7 @@ EOF
 		COMP_WORDS=(stacksnoop --walker "") COMP_CWORD=2
 		_stacksnoop
 		echo "${COMPREPLY[*]}"'
-	[ "$output" = "auto getstack stackmap fp" ]
+	[ "$output" = "auto cfi getstack stackmap fp" ]
 
 	run dpkg -r stackwalk
 	[ "$status" -eq 0 ]
