@@ -243,3 +243,13 @@ expected_cfi_deep() {
 		done
 	done
 }
+
+# python3.11's own USDT probes (a semaphore, set for the run): before the
+# cfi walker every frame past the probe was [unknown]; now the
+# interpreter's frames, each as gdb unwinds it.
+@test "cfi: python3.11's function__entry USDT probe, its stack as gdb unwinds it" {
+	need_cfi
+	same_as_gdb '-probe-stap python:function__entry' 'u:/usr/bin/python3.11:function__entry' \
+		-- /usr/bin/python3.11 -S -c 'def f(): pass
+f()'
+}
