@@ -253,3 +253,11 @@ expected_cfi_deep() {
 		-- /usr/bin/python3.11 -S -c 'def f(): pass
 f()'
 }
+
+# A syscall made inside the vDSO (its clock_gettime has no CPU-time
+# clock): the registers are in vDSO code, whose CFI is read from the
+# process's memory (tests/workloads/vdsopaths.c).
+@test "cfi: a syscall from inside the vDSO, its stack as gdb unwinds it" {
+	need_cfi
+	same_as_gdb syscall:clock_gettime t:syscalls:sys_enter_clock_gettime -- "$W/vdsopaths"
+}
