@@ -54,6 +54,17 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } events SEC(".maps");
 
+/* A tail-call map of n programs; a tail call may only reach programs of
+ * the caller's type, so each walker has one for kprobes, one for
+ * tracepoints. */
+#define SW_PROG_ARRAY(name, n)					\
+struct {							\
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);			\
+	__uint(max_entries, n);					\
+	__uint(key_size, sizeof(__u32));			\
+	__uint(value_size, sizeof(__u32));			\
+} name SEC(".maps")
+
 static __always_inline void sw_lost(__u32 why)
 {
 	__u64 *n = bpf_map_lookup_elem(&lost, &why);

@@ -57,21 +57,9 @@ struct {
 	__type(value, struct sw_fp_handover);
 } scratch SEC(".maps");
 
-/* A tail call may only reach programs of the caller's type. */
 #define SW_TAIL_USER 0
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(__u32));
-} tails_kp SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(__u32));
-} tails_tp SEC(".maps");
+SW_PROG_ARRAY(tails_kp, 1);
+SW_PROG_ARRAY(tails_tp, 1);
 
 /* 4.4 sends perf records from the stack only: header and key together. */
 struct sw_fp_record {

@@ -345,54 +345,39 @@ GS_PROGRAMS(_small, gsc_event, 0)
  */
 #define GS_CFI_FRAMES	4
 
-/* A tail call may only reach programs of the caller's type. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 3);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(__u32));
-} cfi_tails_kp SEC(".maps");
+/* the walk programs, by mode */
+SW_PROG_ARRAY(cfi_tails_kp, 3);
+SW_PROG_ARRAY(cfi_tails_tp, 3);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 3);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(__u32));
-} cfi_tails_tp SEC(".maps");
-
-/* Where the user frames go in the mode's scratch key; NULL: no scratch. */
-static __always_inline __u64 *gs_cfi_ubuf(const int mode, __u64 nk)
+/* The mode's scratch record: a struct gsc_scratch or sw_gs_record. */
+static __always_inline void *gs_cfi_scratch(const int mode)
 {
-	struct sw_gs_record *rec;
-	struct gsc_scratch *s;
 	__u32 zero = 0;
 
-	if (mode == GS_CFI_SMALL) {
-		s = bpf_map_lookup_elem(&scratch_small, &zero);
-		return s ? &s->u[1] : NULL;
-	}
-	rec = bpf_map_lookup_elem(&scratch, &zero);
-	return rec ? &rec->key.ip[sw_bound(nk, SW_MAX_FRAMES + 1)] : NULL;
+	return mode == GS_CFI_SMALL ? bpf_map_lookup_elem(&scratch_small, &zero) :
+				      bpf_map_lookup_elem(&scratch, &zero);
+}
+
+/* Where the user frames go in the scratch record's key. */
+static __always_inline __u64 *gs_cfi_ubuf(void *scr, const int mode, __u64 nk)
+{
+	if (mode == GS_CFI_SMALL)
+		return &((struct gsc_scratch *)scr)->u[1];
+	return &((struct sw_gs_record *)scr)->key.ip[sw_bound(nk, SW_MAX_FRAMES + 1)];
 }
 
 /* The user walk has ended: count or send the stack. */
-static __always_inline void gs_cfi_done(void *ctx, __u64 nk, __u64 nu,
-					__u8 ustop, const int mode)
+static __always_inline void gs_cfi_done(void *ctx, void *scr, __u64 nk,
+					__u64 nu, __u8 ustop, const int mode)
 {
-	struct sw_gs_record *rec;
-	struct gsc_scratch *s;
-	__u32 zero = 0;
-
 	if (mode == GS_CFI_SMALL) {
-		s = bpf_map_lookup_elem(&scratch_small, &zero);
-		if (s) {
-			s->key.h.ustop = ustop;
-			gsc_done(s, nk, nu);
-		}
-		return;
-	}
-	rec = bpf_map_lookup_elem(&scratch, &zero);
-	if (rec) {
+		struct gsc_scratch *s = scr;
+
+		s->key.h.ustop = ustop;
+		gsc_done(s, nk, nu);
+	} else {
+		struct sw_gs_record *rec = scr;
+
 		rec->key.h.ustop = ustop;
 		gs_done(ctx, rec, nk, nu, mode == GS_CFI_EMIT);
 	}
@@ -410,6 +395,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 	__u64 id, nk = 0, nu = 0, pc = 0, usp = 0, bp = 0, *ubuf;
 	struct sw_cfi_proc *proc;
 	struct sw_config *cfg;
+	void *scr;
 	struct cfi_state *st;
 	__u32 zero = 0;
 	__u8 ustop = SW_STOP_NO_USER;
@@ -418,31 +404,28 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 	cfg = sw_filter(1, SW_BRANCHY, &id);
 	if (!cfg)
 		return 0;
+	scr = gs_cfi_scratch(mode);
+	st = bpf_map_lookup_elem(&cfi_state, &zero);
+	if (!scr || !st)
+		return 0;
 	if (mode == GS_CFI_SMALL) {
-		struct gsc_scratch *s = bpf_map_lookup_elem(&scratch_small, &zero);
+		struct gsc_scratch *s = scr;
 
-		if (!s)
-			return 0;
 		sw_key_hdr(&s->key.h, cfg, id, SW_BRANCHY);
 		if (cfg->flags & SW_CFG_KSTACK)
 			nk = gsc_frames(ctx, s->k, 0,
 					kentry && (cfg->flags & SW_CFG_KENTRY), sp);
 		s->u[1 + SW_MAX_FRAMES] = 0;
 	} else {
-		struct sw_gs_record *rec = bpf_map_lookup_elem(&scratch, &zero);
+		struct sw_gs_record *rec = scr;
 
-		if (!rec)
-			return 0;
 		sw_key_hdr(&rec->key.h, cfg, id, SW_BRANCHY);
 		if (cfg->flags & SW_CFG_KSTACK)
 			nk = gs_frames(ctx, rec->key.ip, 0,
 				       kentry && (cfg->flags & SW_CFG_KENTRY), sp);
 	}
 	nk = sw_bound(nk, SW_MAX_FRAMES + 1);
-	ubuf = gs_cfi_ubuf(mode, nk);
-	st = bpf_map_lookup_elem(&cfi_state, &zero);
-	if (!ubuf || !st)
-		return 0;
+	ubuf = gs_cfi_ubuf(scr, mode, nk);
 	/* the rest of the side zeroed, as bpf_get_stack leaves it */
 	if (mode != GS_CFI_EMIT) {
 #pragma unroll
@@ -492,7 +475,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 			ubuf[i] |= ((ubuf[i] | -ubuf[i]) >> 63) *
 				   ((__u64)SW_HOW_FP << SW_HOW_SHIFT);
 	}
-	gs_cfi_done(ctx, nk, nu, ustop, mode);
+	gs_cfi_done(ctx, scr, nk, nu, ustop, mode);
 	return 0;
 }
 
@@ -508,16 +491,16 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 	__u32 zero = 0, tgid;
 	__u64 *ubuf;
 	int why = 0;
+	void *scr;
 
 	st = bpf_map_lookup_elem(&cfi_state, &zero);
-	if (!st)
+	scr = gs_cfi_scratch(mode);
+	if (!st || !scr)
 		return 0;
 	/* NULL once the process has gone: frames then take fp steps */
 	tgid = st->tgid;
 	proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
-	ubuf = gs_cfi_ubuf(mode, st->nk);
-	if (!ubuf)
-		return 0;
+	ubuf = gs_cfi_ubuf(scr, mode, st->nk);
 #pragma unroll
 	for (int k = 0; k < GS_CFI_FRAMES; k++) {
 		if (st->n >= SW_MAX_FRAMES) {
@@ -534,7 +517,7 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 		bpf_tail_call(ctx, tails, mode);
 		why = SW_STOP_DEPTH;
 	}
-	gs_cfi_done(ctx, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode);
+	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode);
 	return 0;
 }
 

@@ -193,28 +193,23 @@ int unwind_add_all(struct unwind *u)
 static int find_map(const struct unwind *u, uint32_t pid, uint64_t pc,
 		    struct sw_cfi_map *m)
 {
-	struct sw_cfi_proc *p = malloc(sizeof(*p));
+	struct sw_cfi_proc p;
 	size_t lo = 0, hi;
-	int err = -ENOENT;
 
-	if (!p || bpf_map_lookup_elem(u->procs_fd, &pid, p) || !p->nr ||
-	    p->nr > SW_CFI_PROC_MAPS)
-		goto out;
-	hi = p->nr;
+	if (bpf_map_lookup_elem(u->procs_fd, &pid, &p) || !p.nr ||
+	    p.nr > SW_CFI_PROC_MAPS)
+		return -ENOENT;
+	hi = p.nr;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->maps[mid].start <= pc)
+		if (p.maps[mid].start <= pc)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	*m = p->maps[lo];
-	if (pc >= m->start && pc < m->end)
-		err = 0;
-out:
-	free(p);
-	return err;
+	*m = p.maps[lo];
+	return pc >= m->start && pc < m->end ? 0 : -ENOENT;
 }
 
 const struct sw_cfi_row *unwind_row(const struct unwind *u, uint32_t pid,

@@ -41,10 +41,25 @@ static const char *cfi_why(const struct sw_features *f, const struct walker_need
 	       "of frames";
 }
 
-/* Counting with small keys, counting, or emitting: the sink's variant. */
-#define CFI_PROG(w, s, base) ((w)->o.sink == SINK_COUNT ? \
-			      ((w)->small ? (s)->progs.base##_small : (s)->progs.base) : \
-			      (s)->progs.base##_e)
+/* getstack's object, with the cfi walker's maps on */
+static int cfi_open(struct walker *w)
+{
+	const struct getstack_bpf *s;
+	int err = walker_getstack_open(w);
+
+	if (err)
+		return err;
+	s = w->skel;
+	w->cfi_rows = s->maps.cfi_rows;
+	w->cfi_procs = s->maps.cfi_procs;
+	bpf_map__set_autocreate(w->cfi_rows, true);
+	bpf_map__set_autocreate(w->cfi_procs, true);
+	bpf_map__set_autocreate(s->maps.cfi_state, true);
+	bpf_map__set_autocreate(s->maps.cfi_tails_kp, true);
+	bpf_map__set_autocreate(s->maps.cfi_tails_tp, true);
+	bpf_map__set_max_entries(w->cfi_rows, w->o.cfi_rows);
+	return 0;
+}
 
 static struct bpf_program *cfi_prog(const struct walker *w, enum sw_role role,
 				    bool uentry)
@@ -53,19 +68,19 @@ static struct bpf_program *cfi_prog(const struct walker *w, enum sw_role role,
 
 	switch (role) {
 	case SW_ROLE_KPROBE:
-		return CFI_PROG(w, s, gs_cfi_kprobe);
+		return WALKER_GS_PROG(w, s, gs_cfi_kprobe);
 	case SW_ROLE_TRACEPOINT:
-		return CFI_PROG(w, s, gs_cfi_tp);
+		return WALKER_GS_PROG(w, s, gs_cfi_tp);
 	case SW_ROLE_UENTRY:
 		/*
 		 * At an entry without CFI, the entry's own rule still holds;
 		 * uentry: the kernel's unwinder (for a process with no tables
 		 * yet) does not add the caller there (see calibration).
 		 */
-		return uentry ? CFI_PROG(w, s, gs_cfi_uprobe_entry) :
-				CFI_PROG(w, s, gs_cfi_uprobe_entry_k);
+		return uentry ? WALKER_GS_PROG(w, s, gs_cfi_uprobe_entry) :
+				WALKER_GS_PROG(w, s, gs_cfi_uprobe_entry_k);
 	default:
-		return CFI_PROG(w, s, gs_cfi_uprobe);
+		return WALKER_GS_PROG(w, s, gs_cfi_uprobe);
 	}
 }
 
@@ -75,14 +90,14 @@ static void walk_progs(const struct walker *w, struct bpf_program **kp,
 {
 	const struct getstack_bpf *s = w->skel;
 
-	*kp = CFI_PROG(w, s, gs_cfi_walk_kp);
-	*tp = CFI_PROG(w, s, gs_cfi_walk_tp);
+	*kp = WALKER_GS_PROG(w, s, gs_cfi_walk_kp);
+	*tp = WALKER_GS_PROG(w, s, gs_cfi_walk_tp);
 }
 
 /* Its slot in the tail-call maps: bpf/getstack.bpf.c's GS_CFI_* modes. */
 static __u32 walk_slot(const struct walker *w)
 {
-	return w->o.sink != SINK_COUNT ? 1 : w->small ? 2 : 0;
+	return w->o.sink == SINK_EMIT ? 1 : w->small ? 2 : 0;
 }
 
 static void cfi_choose(struct walker *w)
@@ -129,7 +144,7 @@ const struct walker_desc walker_cfi = {
 	.tail_calls = true,
 	.refuse = cfi_refuse,
 	.why = cfi_why,
-	.open = walker_getstack_open,
+	.open = cfi_open,
 	.destroy = walker_getstack_destroy,
 	.prog = cfi_prog,
 	.choose = cfi_choose,

@@ -42,19 +42,12 @@ int walker_getstack_open(struct walker *w)
 	classes[3] = s->maps.counts_32;
 	classes[4] = s->maps.counts_64;
 	classes[5] = s->maps.counts_256;
-	/* the cfi walker's tables: only its runs create them (8 MiB of rows) */
-	w->cfi_rows = s->maps.cfi_rows;
-	w->cfi_procs = s->maps.cfi_procs;
-	if (w->o.kind != SW_WALKER_CFI) {
-		bpf_map__set_autocreate(w->cfi_rows, false);
-		bpf_map__set_autocreate(w->cfi_procs, false);
-		bpf_map__set_autocreate(s->maps.cfi_state, false);
-		bpf_map__set_autocreate(s->maps.cfi_tails_kp, false);
-		bpf_map__set_autocreate(s->maps.cfi_tails_tp, false);
-		w->cfi_rows = w->cfi_procs = NULL;
-	} else {
-		bpf_map__set_max_entries(w->cfi_rows, w->o.cfi_rows);
-	}
+	/* the cfi walker's maps: its open turns them on (walker_cfi.c) */
+	bpf_map__set_autocreate(s->maps.cfi_rows, false);
+	bpf_map__set_autocreate(s->maps.cfi_procs, false);
+	bpf_map__set_autocreate(s->maps.cfi_state, false);
+	bpf_map__set_autocreate(s->maps.cfi_tails_kp, false);
+	bpf_map__set_autocreate(s->maps.cfi_tails_tp, false);
 	/* one mode's maps: the other's may not exist on this kernel */
 	w->small = !w->f->map_big_keys;
 	for (int i = 0; i < SW_GS_CLASSES; i++) {
@@ -79,10 +72,6 @@ void walker_getstack_destroy(struct walker *w)
 	getstack_bpf__destroy(w->skel);
 }
 
-/* Counting with small keys, counting, or emitting: the sink's variant. */
-#define GS_PROG(w, s, base) ((w)->o.sink == SINK_EMIT ? (s)->progs.base##_e : \
-			     (w)->small ? (s)->progs.base##_small : (s)->progs.base)
-
 static struct bpf_program *gs_prog(const struct walker *w, enum sw_role role,
 				   bool uentry)
 {
@@ -90,12 +79,12 @@ static struct bpf_program *gs_prog(const struct walker *w, enum sw_role role,
 
 	switch (role) {
 	case SW_ROLE_KPROBE:
-		return GS_PROG(w, s, gs_kprobe);
+		return WALKER_GS_PROG(w, s, gs_kprobe);
 	case SW_ROLE_TRACEPOINT:
-		return GS_PROG(w, s, gs_tp);
+		return WALKER_GS_PROG(w, s, gs_tp);
 	default:
-		return uentry ? GS_PROG(w, s, gs_uprobe_entry) :
-				GS_PROG(w, s, gs_uprobe);
+		return uentry ? WALKER_GS_PROG(w, s, gs_uprobe_entry) :
+				WALKER_GS_PROG(w, s, gs_uprobe);
 	}
 }
 

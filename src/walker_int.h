@@ -101,6 +101,14 @@ struct walker {
 } while (0)
 
 /*
+ * A getstack object's program for this run (walker_getstack.c,
+ * walker_cfi.c): emitting, counting with small keys, or counting.
+ */
+#define WALKER_GS_PROG(w, s, base) ((w)->o.sink == SINK_EMIT ? (s)->progs.base##_e : \
+				    (w)->small ? (s)->progs.base##_small : \
+				    (s)->progs.base)
+
+/*
  * The getstack walker's parts, which the cfi walker (walker_cfi.c) shares:
  * the same object, keys and counts; only the user frames differ.
  */

@@ -279,6 +279,24 @@ EOF
 	[[ "$output" == *"cannot run /nonexistent/cmd"* ]]
 }
 
+# The cfi walker holds COMMAND, and what it starts, while their loader
+# runs: one whose loader gives up (a library gone) ends held, with 127,
+# and one that forks and dies of a signal still gives its status.
+@test "-- COMMAND held while its loader runs: its end there, and a child's, keep their status" {
+	local d=$BATS_TEST_TMPDIR
+	echo 'int gone(void) { return 0; }' > "$d/gone.c"
+	echo 'int gone(void); int main(void) { return gone(); }' > "$d/needs.c"
+	gcc -shared -fPIC -o "$d/libgone.so" "$d/gone.c"
+	gcc -o "$d/needs" "$d/needs.c" -L"$d" -lgone
+	rm "$d/libgone.so"
+	run -127 --separate-stderr "$SC" -U --walker cfi t:syscalls:sys_enter_getppid -- "$d/needs"
+	[ "$status" -eq 127 ]
+	[[ "$stderr" == *"libgone.so: cannot open shared object file"* ]]
+	run --separate-stderr "$SC" -U --walker cfi t:syscalls:sys_enter_getppid -- \
+		sh -c "$d/needs; sh -c 'kill -USR1 \$\$'"
+	[ "$status" -eq 138 ]
+}
+
 # stackcount -- phases, which ignores SIGTERM, counting 3 calls; then one
 # Ctrl-C: the counts are printed, and phases is sent SIGTERM.
 start_stubborn() {
