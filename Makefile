@@ -64,7 +64,7 @@ BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
 TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian \
               binutils jq golang-go chromium gdb
 
-.PHONY: all deps test-deps demo test vmtest vmtest-deps bench install uninstall deb clean FORCE
+.PHONY: all deps test-deps test-build demo test vmtest vmtest-deps bench install uninstall deb clean FORCE
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
 
 # Installs only what is missing, so a ready machine pays one dpkg query.
@@ -198,6 +198,9 @@ include tests/fuzz/fuzz.mk
 TEST_DEPS := $(BUILD)/.test-deps $(DEB) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
              $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle \
              $(FUZZ_BIN) $(FUZZ_SEEDS).done $(BUILD)/tests/test_cfi $(BUILD)/tests/cfi_dump
+
+# everything the host suites need, without running them (bats tests/FILE.bats)
+test-build: $(TEST_DEPS)
 
 test: $(TEST_DEPS) vmtest-deps
 	@tests/run.sh
