@@ -445,7 +445,7 @@ static int plan(struct session *s)
 	need.ustack = wo->ustack;
 	need.explain = o->sink == SINK_EXPLAIN;
 	if (kind == SW_WALKER_AUTO) {
-		d = walkers_pick(f, &need, &s->why, err, sizeof(err));
+		d = walkers_pick(f, &need, NULL, &s->why, err, sizeof(err));
 		if (!d)
 			return die(s, "%s", err);
 	} else {
@@ -454,6 +454,8 @@ static int plan(struct session *s)
 			return die(s, "%s", err);
 	}
 	wo->kind = d->kind;
+	s->need = need;
+	s->walker_auto = kind == SW_WALKER_AUTO;
 	if (o->kernel_only && !kprobe)
 		return die(s, "-K keeps kernel stacks only, and the events of user "
 			   "functions and USDT probes have none; drop -K") + 1;
@@ -482,7 +484,7 @@ static void print_features(struct session *s)
 	char no[512];
 
 	kfeatures_print(&s->f, s->out);
-	d = walkers_pick(&s->f, NULL, &why, no, sizeof(no));
+	d = walkers_pick(&s->f, NULL, NULL, &why, no, sizeof(no));
 	fprintf(s->out, "%-34s %s: %s\n", "walker", d ? d->name : "none",
 		d ? why : no);
 }
@@ -758,6 +760,41 @@ static int start_unwind(struct session *s)
 	return 0;
 }
 
+/*
+ * The walker loaded; where auto picked it and the kernel refused it (a
+ * verifier's limit, say), the next of auto's list that can run, said in
+ * one line.  STACKWALK_REFUSE_WALKER=NAME, for the tests, has the kernel
+ * refuse that walker as a verifier would.
+ */
+static int open_walker(struct session *s, __u64 *need)
+{
+	const char *refuse = getenv("STACKWALK_REFUSE_WALKER");
+	const struct walker_desc *d = walkers_get(s->wo.kind), *next;
+	char no[512];
+	int e;
+
+	for (;;) {
+		if (refuse && !strcmp(refuse, d->name))
+			e = -EACCES;
+		else
+			e = walker_open(&s->w, &s->f, &s->wo, &s->targets, need);
+		if (!e || !s->walker_auto || e == -ENOMEM ||
+		    (e == -E2BIG && s->wo.map_limit && *need > s->wo.map_limit))
+			return e;
+		next = walkers_pick(&s->f, &s->need, d, &s->why, no, sizeof(no));
+		if (!next)
+			return e;
+		fprintf(stderr, "%s: the kernel refused the %s walker (%s); "
+			"using the %s walker\n", s->o.tool, d->name,
+			e == -E2BIG ? "too complex for its verifier" :
+			e == -EACCES ? "its verifier rejected a program" :
+			strerror(-e),
+			next->name);
+		d = next;
+		s->wo.kind = d->kind;
+	}
+}
+
 /* The walker loaded, following COMMAND, attached: 0 or said. */
 static int start_walker(struct session *s)
 {
@@ -766,7 +803,7 @@ static int start_walker(struct session *s)
 	__u64 need;
 	int e;
 
-	e = walker_open(&s->w, &s->f, &s->wo, &s->targets, &need);
+	e = open_walker(s, &need);
 	if (e == -E2BIG && s->wo.map_limit && need > s->wo.map_limit)
 		return die(s, "--stack-storage-size %u: the maps for that many "
 			   "stacks can take %llu bytes, more than a quarter of "

@@ -48,6 +48,8 @@ struct session {
 	struct sw_targets targets;
 	struct walker_opts wo;
 	const char *why;		/* why this walker */
+	struct walker_need need;	/* what the walker must do */
+	bool walker_auto;		/* auto picked it: another may follow */
 	struct walker *w;
 	struct procs *procs;
 	struct sideband *sb;

@@ -47,9 +47,15 @@ int walkers_parse(const char *s, enum sw_walker *kind)
 
 const struct walker_desc *walkers_pick(const struct sw_features *f,
 				       const struct walker_need *n,
+				       const struct walker_desc *after,
 				       const char **why, char *msg, size_t len)
 {
-	for (size_t i = 0; i < sizeof(walkers_auto) / sizeof(walkers_auto[0]); i++) {
+	size_t i = 0;
+
+	while (after && i < sizeof(walkers_auto) / sizeof(walkers_auto[0]))
+		if (walkers_auto[i++] == after)
+			break;
+	for (; i < sizeof(walkers_auto) / sizeof(walkers_auto[0]); i++) {
 		const struct walker_desc *d = walkers_auto[i];
 
 		if (!d->refuse(f, n, msg, len)) {

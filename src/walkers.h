@@ -75,11 +75,13 @@ const struct walker_desc *walkers_get(enum sw_walker kind);
 const char *walkers_name(enum sw_walker kind);
 int walkers_parse(const char *s, enum sw_walker *kind);
 /*
- * The walker auto picks, and why; n NULL: in general.  NULL if none can
- * run, with the last one's refusal in msg.
+ * The walker auto picks, and why; n NULL: in general.  after: the first
+ * after that one in auto's order (one that failed to load); NULL: from the
+ * start.  NULL if none can run, with the last one's refusal in msg.
  */
 const struct walker_desc *walkers_pick(const struct sw_features *f,
 				       const struct walker_need *n,
+				       const struct walker_desc *after,
 				       const char **why, char *msg, size_t len);
 
 /* For a descriptor's refuse(): "--walker NAME: WHY; use --walker auto". */

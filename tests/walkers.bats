@@ -485,3 +485,21 @@ deep_interval_counts() {
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"STACKWALK_SMALL_KEYS=2: give 1 to count with hash keys of at most 512 bytes"* ]]
 }
+
+# A walker auto picked that the kernel then refuses (a verifier's limit on
+# some kernel) gives way to the next of auto's list, said in one line; one
+# the user chose is an error.
+@test "auto: a walker the kernel refuses gives way to the next, said in one line" {
+	STACKWALK_REFUSE_WALKER=cfi run --separate-stderr "$SC" -f -U "$W/paths:work" -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "stackcount: the kernel refused the cfi walker (its verifier rejected a program); using the getstack walker" ]
+	diff -u - <(echo "$output" | LC_ALL=C sort) <<'EOF2'
+paths;[unknown];main;deep2;deep3;via_a;work 6
+paths;[unknown];main;via_a;work 2
+paths;[unknown];main;via_b;work 4
+EOF2
+	STACKWALK_REFUSE_WALKER=cfi run --separate-stderr "$SC" -f -U --walker cfi "$W/paths:work" -- "$W/paths" 2
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "stackcount: cannot load the cfi walker: Permission denied; try --debug, or another --walker" ]
+	[ -z "$(leftover_probes)" ]
+}
