@@ -96,9 +96,15 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(GEN) | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CLANG) $(BPFCFLAGS) -c $< -o $@
 
-# The fp walker must load on 4.1-4.5: the build fails if it could not.
+# The fp walker must load on 4.1-4.5, and getstack's programs (the cfi
+# walk's among them) on 4.18-5.1's 4,096 instructions: the build fails if
+# either could not.
 $(BUILD)/bpf/fp.checked: $(BUILD)/bpf/fp.bpf.o $(BUILD)/legacy_limits
 	$(BUILD)/legacy_limits $< > $@.log || { cat $@.log; exit 1; }
+	@touch $@
+
+$(BUILD)/bpf/getstack.checked: $(BUILD)/bpf/getstack.bpf.o $(BUILD)/legacy_limits
+	$(BUILD)/legacy_limits --insns $< > $@.log || { cat $@.log; exit 1; }
 	@touch $@
 
 $(BUILD)/legacy_limits: gen/legacy_limits.c | $(BUILD)/.deps
@@ -142,7 +148,7 @@ $(BUILD)/obj/%.o: %.c $(SKELS) $(GEN) $(wildcard src/*.h compat/*.h bpf/*.h) | $
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # One mechanism, two front ends.
-$(BUILD)/stackcount $(BUILD)/stacksnoop: $(BUILD)/%: $(BUILD)/obj/src/%.o $(SW_OBJS) $(BUILD)/bpf/fp.checked
+$(BUILD)/stackcount $(BUILD)/stacksnoop: $(BUILD)/%: $(BUILD)/obj/src/%.o $(SW_OBJS) $(BUILD)/bpf/fp.checked $(BUILD)/bpf/getstack.checked
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
 # The installed pages carry the version in their footer.

@@ -13,6 +13,9 @@
  * runs without one.
  *
  * Usage: legacy_limits OBJECT.o   (prints one line per violation)
+ *        legacy_limits --insns OBJECT.o
+ * --insns holds an object for 4.18-5.1 (getstack's, the cfi walk's) to the
+ * one limit of 4.x those kernels still keep: 4,096 instructions a program.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -58,6 +61,7 @@ static bool helper_allowed(int id, int level)
 
 struct report {
 	const char *obj;
+	bool insns_only;
 	int violations;
 };
 
@@ -227,6 +231,8 @@ static void check_program(struct report *r, const struct bpf_program *prog)
 
 	if (n > MAX_INSNS)
 		violation(r, name, "%zu instructions, 4.x allows %d", n, MAX_INSNS);
+	if (r->insns_only)
+		return;
 	for (i = 0; i < n; i++) {
 		__u8 cls = BPF_CLASS(in[i].code), op = BPF_OP(in[i].code);
 
@@ -335,25 +341,28 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 
 int main(int argc, char **argv)
 {
-	struct report r = { .obj = argv[1] };
+	bool insns_only = argc == 3 && !strcmp(argv[1], "--insns");
+	struct report r = { .obj = argv[argc - 1], .insns_only = insns_only };
 	struct bpf_program *prog;
 	struct bpf_object *obj;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: legacy_limits OBJECT.o\n");
+	if (argc != 2 && !insns_only) {
+		fprintf(stderr, "usage: legacy_limits [--insns] OBJECT.o\n");
 		return 2;
 	}
 	libbpf_set_print(quiet);
-	obj = bpf_object__open_file(argv[1], NULL);
+	obj = bpf_object__open_file(r.obj, NULL);
 	if (!obj) {
-		fprintf(stderr, "legacy_limits: cannot open %s: %s\n", argv[1],
+		fprintf(stderr, "legacy_limits: cannot open %s: %s\n", r.obj,
 			strerror(errno));
 		return 2;
 	}
 	bpf_object__for_each_program(prog, obj)
 		check_program(&r, prog);
-	check_maps(&r, obj);
-	check_core(&r, argv[1]);
+	if (!insns_only) {
+		check_maps(&r, obj);
+		check_core(&r, r.obj);
+	}
 	bpf_object__close(obj);
 	if (r.violations)
 		printf("%s: %d violation(s) of 4.x limits\n", r.obj, r.violations);
