@@ -340,7 +340,8 @@ GS_PROGRAMS(_small, gsc_event, 0)
 #define GS_CFI_SMALL	2	/* counting with small keys */
 /*
  * Frames a walk program takes before it tail-calls the next: with about
- * 600 instructions a frame, 4 stay within 4.x's 4096 a program, and 32
+ * 800 instructions a frame (bpf/cfi.h), 4 stay within the 4096 a program
+ * of 4.18-5.1 (the build checks: gen/legacy_limits.c --insns), and 32
  * tail calls (the most a chain may make) reach 128 frames.
  */
 #define GS_CFI_FRAMES	4

@@ -78,7 +78,7 @@ enum sw_lost {
 	SW_LOST_STACKMAP_FULL,	/* stackmap: no free stack slot */
 	SW_LOST_FOLLOW_FULL,	/* a child of a followed process was not tracked */
 	SW_LOST_OUTPUT,		/* perf buffer full (stacksnoop) */
-	SW_LOST_TAILCALL,	/* fp: the user walk could not be reached */
+	SW_LOST_TAILCALL,	/* a walk's next program (fp's user walk, cfi's next frames) could not be reached */
 	SW_LOST_CHUNKS_FULL,	/* getstack, small keys: no room for a chunk */
 	SW_LOST_IA32,		/* fp: a 32-bit task's 4-byte frames, not walked */
 	SW_LOST_NR,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One binary's unwind table: its CFI (.eh_frame, or .debug_frame when it
- * has none) run into sorted, merged rows of bpf/cfi.h's form, for x86_64
+ * One binary's unwind table: its CFI (.eh_frame; .debug_frame's FDEs where
+ * no .eh_frame FDE covers a PC) run into sorted, merged rows of bpf/cfi.h's form, for x86_64
  * ELF files.  A PC that no FDE covers maps to a SW_CFI_NONE row; a rule no
  * row can express maps to SW_CFI_UNKNOWN: never to a wrong rule.
  *
