@@ -70,19 +70,40 @@ struct sw_config {
 	__u64 root;
 };
 
-/* Array map "lost": events whose stack could not be recorded, by cause. */
+/*
+ * Array map "lost": events whose stack could not be recorded, by cause,
+ * the one table of them: X(cause, its --json key, how the end-of-run line
+ * says it, NULL where it is said on a line of its own).
+ */
+#define SW_LOST_CAUSES(X)						\
+	/* the counts hash is full */					\
+	X(SW_LOST_COUNTS_FULL, "counts_map_full", "to a full counts map") \
+	/* stackmap: another kernel stack holds the id */		\
+	X(SW_LOST_KCOLLISION, "kernel_stack_collisions",		\
+	  "to kernel stack id collisions")				\
+	/* stackmap: another user stack holds the id */			\
+	X(SW_LOST_UCOLLISION, "user_stack_collisions",			\
+	  "to user stack id collisions")				\
+	/* stackmap: no free stack slot */				\
+	X(SW_LOST_STACKMAP_FULL, "stack_map_full", "to a full stack map") \
+	/* a child of a followed process was not tracked */		\
+	X(SW_LOST_FOLLOW_FULL, "follow_map_full",			\
+	  "as children the follow map had no room for")			\
+	/* perf buffer full (stacksnoop) */				\
+	X(SW_LOST_OUTPUT, "perf_buffer_full", "to a full perf buffer")	\
+	/* a walk's next program (fp's user walk, cfi's next frames) */	\
+	X(SW_LOST_TAILCALL, "tail_call_failed", "to a failed tail call") \
+	/* getstack, small keys: no room for a chunk */			\
+	X(SW_LOST_CHUNKS_FULL, "chunk_map_full", "to a full chunk map")	\
+	/* fp: a 32-bit task's 4-byte frames, not walked */		\
+	X(SW_LOST_IA32, "ia32_not_walked", NULL)
+
+#define SW_LOST_ENUM(cause, key, what) cause,
 enum sw_lost {
-	SW_LOST_COUNTS_FULL,	/* the counts hash is full */
-	SW_LOST_KCOLLISION,	/* stackmap: another kernel stack holds the id */
-	SW_LOST_UCOLLISION,	/* stackmap: another user stack holds the id */
-	SW_LOST_STACKMAP_FULL,	/* stackmap: no free stack slot */
-	SW_LOST_FOLLOW_FULL,	/* a child of a followed process was not tracked */
-	SW_LOST_OUTPUT,		/* perf buffer full (stacksnoop) */
-	SW_LOST_TAILCALL,	/* a walk's next program (fp's user walk, cfi's next frames) could not be reached */
-	SW_LOST_CHUNKS_FULL,	/* getstack, small keys: no room for a chunk */
-	SW_LOST_IA32,		/* fp: a 32-bit task's 4-byte frames, not walked */
+	SW_LOST_CAUSES(SW_LOST_ENUM)
 	SW_LOST_NR,
 };
+#undef SW_LOST_ENUM
 
 /* Why a frame-pointer walk ended (key.kstop / key.ustop). */
 enum sw_stop {

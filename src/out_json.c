@@ -80,17 +80,9 @@ static void json_comm(FILE *out, const char *comm)
 /* The loss counters by name, as the man page lists them. */
 static void json_losses(FILE *out, const struct session_losses *l)
 {
-	static const char *const key[SW_LOST_NR] = {
-		[SW_LOST_COUNTS_FULL] = "counts_map_full",
-		[SW_LOST_KCOLLISION] = "kernel_stack_collisions",
-		[SW_LOST_UCOLLISION] = "user_stack_collisions",
-		[SW_LOST_STACKMAP_FULL] = "stack_map_full",
-		[SW_LOST_FOLLOW_FULL] = "follow_map_full",
-		[SW_LOST_OUTPUT] = "perf_buffer_full",
-		[SW_LOST_TAILCALL] = "tail_call_failed",
-		[SW_LOST_CHUNKS_FULL] = "chunk_map_full",
-		[SW_LOST_IA32] = "ia32_not_walked",
-	};
+#define LOST_KEY(cause, name, what) [cause] = name,
+	static const char *const key[SW_LOST_NR] = { SW_LOST_CAUSES(LOST_KEY) };
+#undef LOST_KEY
 
 	fputs("\"lost\":{", out);
 	for (int i = 0; i < SW_LOST_NR; i++)

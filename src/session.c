@@ -1135,17 +1135,9 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 	}
 }
 
-static const char *const lost_what[SW_LOST_NR] = {
-	[SW_LOST_COUNTS_FULL] = "to a full counts map",
-	[SW_LOST_KCOLLISION] = "to kernel stack id collisions",
-	[SW_LOST_UCOLLISION] = "to user stack id collisions",
-	[SW_LOST_STACKMAP_FULL] = "to a full stack map",
-	[SW_LOST_FOLLOW_FULL] = "as children the follow map had no room for",
-	[SW_LOST_OUTPUT] = "to a full perf buffer",
-	[SW_LOST_TAILCALL] = "to a failed tail call",
-	[SW_LOST_CHUNKS_FULL] = "to a full chunk map",
-	[SW_LOST_IA32] = NULL,	/* not a lack of room: said on its own */
-};
+#define LOST_WHAT(cause, key, what) [cause] = what,
+static const char *const lost_what[SW_LOST_NR] = { SW_LOST_CAUSES(LOST_WHAT) };
+#undef LOST_WHAT
 
 int session_losses(struct session *s, struct session_losses *l)
 {
@@ -1203,8 +1195,9 @@ size_t session_loss_line(const struct session *s, const struct session_losses *l
 			      "one process instead", SW_FOLLOW_MAX);
 	if (lost[SW_LOST_TAILCALL] && n < len)
 		n += snprintf(line + n, len - n,
-			      "; the fp walker could not reach its user walk, "
-			      "which no option changes: try another --walker");
+			      "; the %s walker could not reach its next "
+			      "program, which no option changes: try another "
+			      "--walker", walkers_name(s->wo.kind));
 	return n < len ? n : len - 1;
 }
 
