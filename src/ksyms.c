@@ -74,17 +74,20 @@ static int hexval(char c)
 }
 
 /*
- * Of names at one address, fewer leading underscores first: a function's
- * own name beats linker markers ("_stext", "_sinittext") and internal
- * aliases; then globals beat statics.
+ * Of names at one address, a 64-bit entry point before the compat ones
+ * that share its code (__x64_sys_getppid, not the __ia32_sys_getppid
+ * kallsyms lists first on 6.12); then fewer leading underscores: a
+ * function's own name beats linker markers ("_stext", "_sinittext") and
+ * internal aliases; then globals beat statics.
  */
 static uint32_t alias_rank(char type, const char *name)
 {
 	uint32_t underscores = 0;
+	bool compat = !strncmp(name, "__ia32_", 7) || !strncmp(name, "__x32_", 6);
 
-	while (name[underscores] == '_' && underscores < 127)
+	while (name[underscores] == '_' && underscores < 63)
 		underscores++;
-	return underscores << 1 | (type >= 'a');
+	return (uint32_t)compat << 7 | underscores << 1 | (type >= 'a');
 }
 
 static int cmp_entry(const void *a, const void *b)

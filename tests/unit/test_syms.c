@@ -422,6 +422,8 @@ static void test_ksyms_synthetic(void)
 		"0000000000001000 t startup\n"
 		"0000000000001100 T func_a\n"
 		"0000000000001200 t func_b\n"
+		"0000000000001280 T __ia32_sys_getppid\n"
+		"0000000000001280 T __x64_sys_getppid\n"
 		"0000000000001300 T _etext\n"
 		"0000000000001300 D some_data\n"
 		"0000000000002000 T _sinittext\n"
@@ -450,7 +452,9 @@ static void test_ksyms_synthetic(void)
 		CHECK(streq(ksym_name(ks, 0xfff), "(none)"), "below all");
 		CHECK(streq(ksym_name(ks, 0x1000), "startup"), "not the marker");
 		CHECK(streq(ksym_name(ks, 0x1150), "func_a"), "func_a");
-		CHECK(streq(ksym_name(ks, 0x12ff), "func_b"), "up to _etext");
+		CHECK(streq(ksym_name(ks, 0x127f), "func_b"), "up to the next");
+		CHECK(streq(ksym_name(ks, 0x12ff), "__x64_sys_getppid"),
+		      "the 64-bit name of two at one address, up to _etext");
 		CHECK(streq(ksym_name(ks, 0x1300), "(none)"), "_etext");
 		CHECK(streq(ksym_name(ks, 0x1fff), "(none)"), "between");
 		CHECK(streq(ksym_name(ks, 0x20ff), "init_a"), "init text");
