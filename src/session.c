@@ -728,6 +728,8 @@ static int refuse_all(struct session *s)
 	const struct sw_target *tg = s->targets.v;
 	char what[600], why[256];
 
+	if (!s->targets.n)
+		return 0;
 	for (size_t i = 0; i < s->targets.n; i++)
 		if (!s->targets.v[i].refused)
 			return 0;
