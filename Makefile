@@ -44,7 +44,7 @@ BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
 SW_SRCS   := src/session.c src/explain.c src/walker.c src/walker_read.c src/walker_events.c src/walkers.c \
-             src/walker_cfi.c src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/unwind.c src/cfi.c src/cfi_cache.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
+             src/walker_cfi.c src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/unwind.c src/cfi.c src/cfi_cache.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/insn.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
              src/calib.c src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c \
              compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
@@ -202,7 +202,7 @@ include tests/bench/bench.mk
 include tests/fuzz/fuzz.mk
 
 TEST_DEPS := $(BUILD)/.test-deps $(DEB) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
-             $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle \
+             $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle $(BUILD)/tests/test_insn \
              $(FUZZ_BIN) $(FUZZ_SEEDS).done $(BUILD)/tests/test_cfi $(BUILD)/tests/cfi_dump
 
 # everything the host suites need, without running them (bats tests/FILE.bats)

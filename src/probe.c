@@ -380,22 +380,48 @@ struct sym_match {
 };
 
 /* What a kernel's own entry heuristic keys on: push %rbp, or endbr64. */
-static enum sw_entry_shape entry_shape(const struct elf_file *ef, uint64_t off)
+static enum sw_entry_shape entry_shape(const unsigned char *b, ssize_t n)
 {
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	unsigned char b[4];
 
-	if (elf_file_read(ef, off, b, sizeof(b)) != sizeof(b))
-		return SW_SHAPE_OTHER;
-	if (b[0] == 0x55)
+	if (n >= 1 && b[0] == 0x55)
 		return SW_SHAPE_PUSH_RBP;
-	return memcmp(b, endbr64, sizeof(b)) ? SW_SHAPE_OTHER : SW_SHAPE_ENDBR64;
+	return n >= 4 && !memcmp(b, endbr64, sizeof(endbr64)) ?
+	       SW_SHAPE_ENDBR64 : SW_SHAPE_OTHER;
+}
+
+/*
+ * A uprobe at file offset off: its instruction judged as the kernel will
+ * (64-bit code only; the kernel's 32-bit rules are not mirrored), and
+ * marked refused if it must not be probed.
+ */
+static struct sw_target *add_uprobe(struct sw_targets *t,
+				    const struct elf_file *ef, enum sw_role role,
+				    const char *name, const char *path,
+				    uint64_t off)
+{
+	unsigned char b[INSN_MAX];
+	struct sw_target *tg = add(t, role, name);
+	ssize_t n;
+	GElf_Ehdr eh;
+
+	if (!tg || !(tg->spec.path = strdup(path)))
+		return NULL;
+	tg->spec.kind = SW_PROBE_UPROBE;
+	tg->spec.offset = off;
+	n = elf_file_read(ef, off, b, sizeof(b));
+	if (role == SW_ROLE_UENTRY)
+		tg->shape = entry_shape(b, n);
+	if (gelf_getehdr(elf_file_elf(ef), &eh) && eh.e_machine == EM_X86_64)
+		tg->refused = insn_uprobe_check(b, n > 0 ? n : 0);
+	if (tg->refused)
+		tg->attach_err = -SW_ENOTSUPP;
+	return tg;
 }
 
 static int match_sym(const struct elf_sym *s, void *ctx)
 {
 	struct sym_match *m = ctx;
-	struct sw_target *tg;
 	uint64_t off;
 
 	if (!matches(&m->p->re, s->name))
@@ -406,13 +432,8 @@ static int match_sym(const struct elf_sym *s, void *ctx)
 	for (size_t i = 0; i < m->t->n; i++)
 		if (m->t->v[i].spec.offset == off)
 			return 0;
-	tg = add(m->t, SW_ROLE_UENTRY, s->name);
-	if (!tg || !(tg->spec.path = strdup(m->p->libpath)))
-		return -ENOMEM;
-	tg->spec.kind = SW_PROBE_UPROBE;
-	tg->spec.offset = off;
-	tg->shape = entry_shape(m->ef, off);
-	return 0;
+	return add_uprobe(m->t, m->ef, SW_ROLE_UENTRY, s->name, m->p->libpath,
+			  off) ? 0 : -ENOMEM;
 }
 
 static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
@@ -538,13 +559,12 @@ static int resolve_usdt(const struct sw_pattern *p,
 			continue;
 		for (size_t j = 0; j < t->n; j++)
 			seen |= !strcmp(t->v[j].name, probes[i].name);
-		tg = add(t, SW_ROLE_UINSIDE, probes[i].name);
-		if (!tg || !(tg->spec.path = strdup(p->libpath))) {
+		tg = add_uprobe(t, ef, SW_ROLE_UINSIDE, probes[i].name,
+				p->libpath, probes[i].pc_offset);
+		if (!tg) {
 			e = oom(err, errlen, "listing the USDT probes of", p->libpath);
 			break;
 		}
-		tg->spec.kind = SW_PROBE_UPROBE;
-		tg->spec.offset = probes[i].pc_offset;
 		if (f->uprobe_ref_ctr)
 			tg->spec.ref_ctr_off = probes[i].sem_offset;
 		else

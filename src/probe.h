@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "../compat/attach.h"
+#include "insn.h"
 
 enum sw_pattern_type {
 	SW_PAT_KPROBE,
@@ -65,6 +66,11 @@ struct sw_target {
 	 * kernels before 4.20 do not (spec.ref_ctr_off is theirs to set).
 	 */
 	unsigned long semaphore;
+	/*
+	 * A uprobe's instruction the kernel would refuse or misrun (insn.h):
+	 * never attached, and its attach_err says it was not.
+	 */
+	enum insn_verdict refused;
 	int attach_err;		/* -errno the kernel refused it with, 0: attached */
 };
 

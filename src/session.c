@@ -628,38 +628,115 @@ static bool name_skipped(const struct sw_targets *t, size_t i)
 	return true;
 }
 
+/* A target refused before attaching (insn.h): "[its ]first instruction [is ]..." */
+static const char *refused_why(const struct sw_target *tg, bool sentence,
+			       char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%sinstruction %s%s", sentence ? "its " : "",
+		 tg->role == SW_ROLE_UENTRY ? "first " : "",
+		 sentence ? "is " : "", insn_why(tg->refused));
+	return buf;
+}
+
+/* A skipped target, keyed by why: those of one why are named together. */
+struct skipped {
+	enum insn_verdict refused;
+	enum sw_role role;
+	int err;
+	size_t i;
+};
+
+static int cmp_skipped(const void *pa, const void *pb)
+{
+	const struct skipped *a = pa, *b = pb;
+
+	if (a->refused != b->refused)
+		return a->refused < b->refused ? -1 : 1;
+	if (a->role != b->role)
+		return a->role < b->role ? -1 : 1;
+	if (a->err != b->err)
+		return a->err < b->err ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static bool same_why(const struct skipped *a, const struct skipped *b)
+{
+	return a->refused == b->refused && a->role == b->role && a->err == b->err;
+}
+
+/* Names given for each why at most: a hostile binary may have many. */
+#define SKIPPED_NAMES 50
+
 /*
- * What a wildcard left out, on one line however many: the count and the
- * first few names with why.  "Tracing N" then counts what is traced.
+ * What a wildcard left out, on one line however many: the count, then
+ * each name, grouped by why.  "Tracing N" then counts what is traced.
  */
 static void warn_skipped_targets(struct session *s)
 {
 	struct sw_targets *t = &s->targets;
 	const char *noun = s->pat.type == SW_PAT_TRACEPOINT ? "tracepoints" :
 			   s->pat.type == SW_PAT_USDT ? "USDT probes" : "functions";
-	char line[1024], name[128];
-	unsigned skipped = 0, shown = 0;
-	size_t n = 0;
+	struct skipped *v = malloc(t->n * sizeof(*v));
+	char name[128], why[256], *line = NULL;
+	size_t n = 0, named = 0, len = 0;
+	FILE *f;
 
-	for (size_t i = 0; i < t->n; i++)
-		skipped += t->v[i].attach_err && name_skipped(t, i);
-	if (!skipped)
-		return;
-	n = snprintf(line, sizeof(line), "%s: skipped %u of %u %s that cannot "
-		     "be probed:", s->o.tool, skipped, t->matched, noun);
-	for (size_t i = 0; i < t->n && shown < 3; i++) {
-		const struct sw_target *tg = &t->v[i];
-
-		if (!tg->attach_err || !name_skipped(t, i))
+	for (size_t i = 0; i < t->n; i++) {
+		if (!t->v[i].attach_err || !name_skipped(t, i))
 			continue;
-		n += snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0,
-			      "%s %s (%s)", shown ? "," : "",
-			      untrusted_escape(name, sizeof(name), tg->name),
-			      attach_why(tg->spec.kind, tg->attach_err, true));
-		shown++;
+		if (v)
+			v[named++] = (struct skipped){ t->v[i].refused, t->v[i].role,
+						       t->v[i].attach_err, i };
+		n++;
 	}
-	fprintf(stderr, "%s%s\n", line, skipped > shown ? ", ..." : "");
-	t->matched -= skipped;
+	/* short of memory, the line is written as it goes, or only counts */
+	f = n ? open_memstream(&line, &len) : NULL;
+	if (n && !f)
+		f = stderr;
+	if (f)
+		fprintf(f, "%s: skipped %zu of %u %s that cannot be probed:",
+			s->o.tool, n, t->matched, noun);
+	if (v)
+		qsort(v, named, sizeof(*v), cmp_skipped);
+	for (size_t g = 0, j; g < named; g = j) {
+		const struct sw_target *tg = &t->v[v[g].i];
+
+		for (j = g; j < named && same_why(&v[g], &v[j]); j++)
+			if (j - g < SKIPPED_NAMES)
+				fprintf(f, "%s %s", j > g ? "," : g ? ";" : "",
+					untrusted_escape(name, sizeof(name),
+							 t->v[v[j].i].name));
+		if (j - g > SKIPPED_NAMES)
+			fprintf(f, " and %zu more", j - g - SKIPPED_NAMES);
+		fprintf(f, " (%s)", tg->refused ?
+			refused_why(tg, false, why, sizeof(why)) :
+			attach_why(tg->spec.kind, tg->attach_err, true));
+	}
+	if (f == stderr)
+		fputc('\n', stderr);
+	else if (f && !fclose(f))
+		fprintf(stderr, "%s\n", line);
+	free(line);
+	free(v);
+	t->matched -= n;
+}
+
+/*
+ * Every target refused before attaching (insn.h): said of the first, as
+ * the kernel's own refusal of a single target is, before anything runs.
+ */
+static int refuse_all(struct session *s)
+{
+	const struct sw_target *tg = s->targets.v;
+	char what[600], why[256];
+
+	if (!s->targets.n)
+		return 0;
+	for (size_t i = 0; i < s->targets.n; i++)
+		if (!s->targets.v[i].refused)
+			return 0;
+	return die(s, "cannot attach to %s: %s", target_desc(s, tg, what,
+		   sizeof(what)), refused_why(tg, true, why, sizeof(why)));
 }
 
 static int spawn(struct session *s)
@@ -889,6 +966,9 @@ int session_start(struct session *s)
 			       err, sizeof(err));
 	if (e)
 		return die(s, "%s", err) + s->targets.malformed;
+	e = refuse_all(s);
+	if (e)
+		return e;
 	if (needs_semaphores(&s->targets) && !s->o.pid && !s->o.command)
 		return die(s, "USDT probes of \"%s\" have semaphores, which this "
 			   "kernel does not set (4.20+ does); give -p PID or -- "

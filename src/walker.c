@@ -524,7 +524,9 @@ static int attach_multi(struct walker *w, struct sw_targets *t)
 	int err = ix ? 0 : -ENOMEM;
 
 	for (size_t i = 0; i < t->n; i++)
-		t->v[i].attach_err = multi_ok(w, &t->v[i]) ? ATTACH_LINKABLE : ATTACH_ALONE;
+		if (!t->v[i].refused)
+			t->v[i].attach_err = multi_ok(w, &t->v[i]) ?
+					     ATTACH_LINKABLE : ATTACH_ALONE;
 	for (size_t i = 0; !err && i < t->n; i++) {
 		struct sw_target *tg = &t->v[i];
 		const struct bpf_program *p;
@@ -555,10 +557,10 @@ static int attach_multi(struct walker *w, struct sw_targets *t)
 }
 
 /*
- * One function of a wildcard the kernel will not probe (a uprobe on a
- * lock-prefixed instruction, a tracepoint perf may not sample) must not
- * cost the rest: of several targets, one the kernel refuses is skipped,
- * and the caller says which.  What is no fault of the target (memory,
+ * One function of a wildcard the kernel will not probe (a uprobe on an
+ * instruction this kernel does not step, a tracepoint perf may not sample)
+ * must not cost the rest: of several targets, one the kernel refuses is
+ * skipped, and the caller says which.  What is no fault of the target (memory,
  * file descriptors) fails them all; so does every target failing.
  */
 int walker_attach(struct walker *w, struct sw_targets *t,
@@ -580,6 +582,9 @@ int walker_attach(struct walker *w, struct sw_targets *t,
 	for (size_t i = 0; i < t->n; i++) {
 		struct sw_target *tg = &t->v[i];
 
+		/* refused before attaching (insn.h): the caller says so */
+		if (tg->refused)
+			continue;
 		if (t->n == 1 || tg->attach_err == ATTACH_ALONE) {
 			err = add_attachment(w, bpf_program__fd(target_prog(w, tg)),
 					     &tg->spec);

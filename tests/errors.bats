@@ -157,7 +157,7 @@ finish_unprobeable() {
 
 @test "one function uprobes refuse: one error line naming it and why" {
 	start_unprobeable
-	expect_error 1 "cannot attach to probe_locked in $W/unprobeable: uprobes cannot be placed on its first instruction (ENOTSUPP)" \
+	expect_error 1 "cannot attach to probe_locked in $W/unprobeable: its first instruction is lock-prefixed, which uprobes refuse" \
 		-U -p "$UP_PID" "$W/unprobeable:probe_locked"
 	finish_unprobeable 1
 }
@@ -187,7 +187,7 @@ Tracing 2 functions for "$W/unprobeable:probe_*"... Hit Ctrl-C to end.
 Detaching...
 EOF2
 	diff -u - "$BATS_TEST_TMPDIR/sc.err" <<'EOF2'
-stackcount: skipped 1 of 3 functions that cannot be probed: probe_locked (not supported)
+stackcount: skipped 1 of 3 functions that cannot be probed: probe_locked (first instruction lock-prefixed, which uprobes refuse)
 EOF2
 	[ -z "$(leftover_probes)" ]
 }

@@ -81,3 +81,7 @@ $(BUILD)/tests/fx_cfi_dbg.stripped: $(BUILD)/tests/fx_cfi_dbg
 .PHONY: test-cfi
 test-cfi: $(BUILD)/tests/test_cfi
 	$(BUILD)/tests/test_cfi
+
+$(BUILD)/tests/test_insn: tests/unit/test_insn.c tests/unit/unit.h src/insn.c src/insn.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ tests/unit/test_insn.c src/insn.c
