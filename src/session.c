@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "session.h"
 #include "ksyms.h"
+#include "outfile.h"
 #include "procs.h"
 #include "sideband.h"
 #include "symbolize.h"
@@ -255,26 +256,12 @@ static int libbpf_debug(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-/*
- * Output goes through this, so that the first error is known exactly: stdio
- * drops a failed buffer and keeps only a flag, and errno is long gone.
- */
+/* Output goes through this, so that the first error is known exactly. */
 static ssize_t out_write(void *cookie, const char *buf, size_t n)
 {
 	struct session *s = cookie;
-	size_t done = 0;
 
-	while (!s->out_err && done < n) {
-		ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			s->out_err = w < 0 ? -errno : -EIO;
-		else
-			done += w;
-	}
-	return s->out_err ? -1 : (ssize_t)n;
+	return outfile_write_fd(STDOUT_FILENO, &s->out_err, buf, n);
 }
 
 int session_flush(struct session *s)

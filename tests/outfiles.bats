@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# What root's stackcount and stacksnoop write, and where, when another user
+# (nobody) prepares the places and names: the --svg and --pprof files are
+# never written through a link or into a FIFO, a full disk is said as one,
+# signals end the tool at every step, and a name cannot forge a frame of
+# the folded output nor a line of the other outputs.
+
+load helpers
+
+SNOOP=$TOP/build/stacksnoop
+NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+
+setup() {
+	local d
+	# nobody's own directory, which nobody can reach
+	H=$BATS_TEST_TMPDIR/nobody
+	mkdir "$H"
+	chown nobody:nogroup "$H"
+	d=$BATS_TEST_TMPDIR
+	while [ "$d" != / ] && [ "$d" != /tmp ]; do
+		chmod o+x "$d"
+		d=$(dirname "$d")
+	done
+	as_nobody cp "$W/victim" "$W/libvictim.so" "$H/"
+}
+
+teardown() {
+	[ -n "${MNT:-}" ] && umount "$MNT"
+	teardown_processes
+}
+
+as_nobody() {
+	"${NOBODY[@]}" "$@"
+}
+
+# bounded D CMD...: run CMD (which ends within D s) for at most D + 2 s.
+bounded() {
+	local d=$1
+	shift
+	run --separate-stderr timeout -s KILL $((d + 2)) "$@"
+}
+
+# A short run of root's stackcount, its files given as $@.
+short_run() {
+	bounded 5 "$SC" -K "$@" t:syscalls:sys_enter_getppid -- "$W/victim" 1
+	echo "status $status, stderr: $stderr"
+}
+
+# It refused: status 1, stderr the one line $1, no probe left.
+refused() {
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "$1" ]
+	[ -z "$(leftover_probes)" ]
+}
+
+# Root's file that nobody's link points at.
+victim_file() {
+	V=$BATS_TEST_TMPDIR/secret
+	echo secret > "$V"
+	chmod 600 "$V"
+}
+
+@test "O1: --svg and --pprof through nobody's symbolic link are refused" {
+	victim_file
+	as_nobody ln -s "$V" "$H/out.svg"
+	as_nobody ln -s "$V" "$H/out.pb.gz"
+	short_run --svg "$H/out.svg"
+	refused "stackcount: --svg $H/out.svg: a symbolic link, not a regular file; give another path"
+	short_run --pprof "$H/out.pb.gz"
+	refused "stackcount: --pprof $H/out.pb.gz: a symbolic link, not a regular file; give another path"
+	[ "$(cat "$V")" = secret ]
+	[ "$(stat -c %a "$V")" = 600 ]
+	[ "$(ls -A "$H" | sort | tr '\n' ' ')" = "libvictim.so out.pb.gz out.svg victim " ]
+}
+
+@test "O2: a directory link of nobody's on the way to --svg is refused" {
+	mkdir "$BATS_TEST_TMPDIR/etc"
+	echo secret > "$BATS_TEST_TMPDIR/etc/out.svg"
+	as_nobody ln -s "$BATS_TEST_TMPDIR/etc" "$H/dir"
+	short_run --svg "$H/dir/out.svg"
+	refused "stackcount: --svg $H/dir/out.svg: a symbolic link of another user is on its way; give another path"
+	[ "$(cat "$BATS_TEST_TMPDIR/etc/out.svg")" = secret ]
+	# root's own links are followed
+	ln -s "$BATS_TEST_TMPDIR/etc" "$BATS_TEST_TMPDIR/rootdir"
+	short_run --svg "$BATS_TEST_TMPDIR/rootdir/out.svg"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ "$(head -c 5 "$BATS_TEST_TMPDIR/etc/out.svg")" = "<?xml" ]
+}
+
+@test "O3: a FIFO as --svg or --pprof is refused at once, not waited on" {
+	as_nobody mkfifo "$H/out.svg"
+	short_run --svg "$H/out.svg"
+	refused "stackcount: --svg $H/out.svg: a FIFO, not a regular file; give another path"
+	short_run --pprof "$H/out.svg"
+	refused "stackcount: --pprof $H/out.svg: a FIFO, not a regular file; give another path"
+}
+
+@test "O4: nobody's file as --svg is refused, and left as it was" {
+	as_nobody sh -c "echo mine > $H/out.svg"
+	short_run --svg "$H/out.svg"
+	refused "stackcount: --svg $H/out.svg: owned by another user; give another path"
+	[ "$(cat "$H/out.svg")" = mine ]
+}
+
+@test "O5: --svg and --pprof replace root's file by a new one, mode 0644 whatever the umask" {
+	local f=$BATS_TEST_TMPDIR/out.svg p=$BATS_TEST_TMPDIR/out.pb.gz
+	echo old > "$f"
+	chmod 600 "$f"
+	ln "$f" "$BATS_TEST_TMPDIR/hardlink"
+	umask 077
+	short_run --svg "$f" --pprof "$p"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ "$(stat -c %a "$f") $(stat -c %a "$p")" = "644 644" ]
+	[ "$(head -c 5 "$f")" = "<?xml" ]
+	gzip -t "$p"
+	# the old file was replaced, not written through
+	[ "$(cat "$BATS_TEST_TMPDIR/hardlink")" = old ]
+	[ "$(ls -A "$BATS_TEST_TMPDIR" | grep -c '^\.out')" = 0 ]
+}
+
+@test "O6: a full disk is the same line for --svg and --pprof, and no file is left" {
+	MNT=$BATS_TEST_TMPDIR/full
+	mkdir "$MNT"
+	mount -t tmpfs -o size=64k tmpfs "$MNT"
+	dd if=/dev/zero of="$MNT/fill" bs=4k 2>/dev/null || true
+	short_run --svg "$MNT/out.svg"
+	refused "stackcount: cannot write $MNT/out.svg: No space left on device"
+	short_run --pprof "$MNT/out.svg"
+	refused "stackcount: cannot write $MNT/out.svg: No space left on device"
+	[ "$(ls -A "$MNT")" = fill ]
+}
