@@ -1109,9 +1109,12 @@ int session_losses(struct session *s, struct session_losses *l)
 	l->trace_lost = walker_trace_lost(s->w);
 	if (s->sb) {
 		l->mappings = sideband_lost(s->sb);
-		/* COMMAND ran, and of its image nothing came: that was lost too */
+		/*
+		 * COMMAND ran (was let go: not when there was nowhere to
+		 * print), and of its image nothing came: that was lost too
+		 */
 		if (!l->mappings && s->o.command && s->cmd.pid > 0 &&
-		    !procs_image_seen(s->procs, s->cmd.pid))
+		    s->cmd.go < 0 && !procs_image_seen(s->procs, s->cmd.pid))
 			l->mappings = 1;
 	}
 	return 0;

@@ -131,3 +131,41 @@ victim_file() {
 	refused "stackcount: cannot write $MNT/out.svg: No space left on device"
 	[ "$(ls -A "$MNT")" = fill ]
 }
+
+@test "O7: a ';' in a comm or a symbol name cannot forge a frame of the folded output" {
+	local bin='vic;tim'
+	as_nobody objcopy --redefine-sym 'lib_inner=in;ner' "$H/libvictim.so"
+	as_nobody mv "$H/victim" "$H/$bin"
+	bounded 2 "$SC" -D 2 -U -f t:syscalls:sys_enter_getppid -- "${NOBODY[@]}" "$H/$bin" 2
+	echo "status $status: $output / $stderr"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	[ "$output" = 'vic\x3btim;_start;__libc_start_main;[unknown];main;calls;work;lib_entry;in\x3bner;lib_call;getppid 2' ]
+}
+
+@test "O8: stacksnoop -v cuts an escaped comm where an escape ends" {
+	local bin=$'a\x01\x02\x03\x04\x05' lines
+	as_nobody mv "$H/victim" "$H/$bin"
+	bounded 2 "$SNOOP" -v -U -D 2 t:syscalls:sys_enter_getppid -- "${NOBODY[@]}" "$H/$bin" 1
+	echo "status $status: $output / $stderr"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "" ]
+	lines=$(wc -l <<< "$output")
+	[ "$(grep -c '^[0-9.]* *a\\x01\\x02    [0-9]' <<< "$output")" -eq $((lines - 1)) ]
+	[ "$(grep -c '^[0-9.]* *a\\x01\\x02    [0-9]* *[0-9]* *ip: [0-9a-f]* [a-z ]*getppid$' <<< "$output")" -eq 1 ]
+}
+
+# CMD... with its standard output on /dev/full, bounded.
+to_full() {
+	run --separate-stderr sh -c 'exec timeout -s KILL 10 "$@" > /dev/full' sh "$@"
+}
+
+@test "O9: with standard output on /dev/full, the error alone is said" {
+	to_full "$SC" -U -f t:syscalls:sys_enter_getppid -- "$W/victim" 1
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "stackcount: cannot write the output: No space left on device" ]
+	to_full "$SNOOP" -U t:syscalls:sys_enter_getppid -- "$W/victim" 1
+	[ "$status" -eq 1 ]
+	[ "$stderr" = "stacksnoop: cannot write the output: No space left on device" ]
+	[ -z "$(leftover_probes)" ]
+}
