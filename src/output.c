@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "frame.h"
+#include "interrupt.h"
 #include "output.h"
 #include "untrusted.h"
 
@@ -168,6 +169,8 @@ static int render(struct buf *b, const struct sw_stack *st,
 	char comm[4 * SW_COMM_LEN + 1];
 	int err = 0;
 
+	if (fmt->stoppable && interrupt_pending())
+		return -EINTR;
 	output_comm(st->comm, comm, sizeof(comm));
 	b->len = 0;
 	if (b->s)

@@ -23,6 +23,11 @@ struct sw_format {
 	bool comm;		/* comm [pid] line (keyed by process, no -p) */
 	bool folded_comm;	/* comm first in folded lines */
 	bool trim_tracepoint;	/* fp walker at a tracepoint: drop tracing frames */
+	/*
+	 * Tracing has ended: a signal now asks to stop naming stacks, which
+	 * returns -EINTR (see interrupt.h).
+	 */
+	bool stoppable;
 };
 
 /*

@@ -229,7 +229,12 @@ static void run_info(struct tool *t, struct sw_run *r, long long since_ms,
 /* One of --pprof and --svg, written (err: what went wrong before) and renamed. */
 static int close_file(struct tool *t, struct outfile *f, const char *path, int err)
 {
-	int e = outfile_commit(f);
+	int e;
+
+	/* a signal came: the target is left as it was (session_end says so) */
+	if (session_interrupted(&t->s))
+		return 0;
+	e = outfile_commit(f);
 
 	/* the file's own error first: ENOSPC, not stdio's EIO after it */
 	if (e || err)
@@ -267,6 +272,8 @@ static int print_interval(struct tool *t, bool final)
 	int err;
 
 	session_sync(&t->s);
+	/* the signal that ended tracing has been read: another stops this */
+	t->fmt.stoppable = final;
 	err = walker_read(t->s.w, &st);
 	if (!err && final)
 		t->files_failed = write_files(t, &st);
@@ -287,7 +294,9 @@ static int print_interval(struct tool *t, bool final)
 		err = output_stacks(out, &st, t->s.sym, &t->fmt);
 	}
 	t->last_ms = session_now_ms();
-	if (err)
+	if (err == -EINTR && session_interrupted(&t->s))
+		t->s.out_err = -EINTR;	/* nothing more is printed */
+	else if (err)
 		session_die("stackcount", "cannot read the counted stacks: %s",
 			    strerror(-err));
 	walker_stacks_free(&st);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "interrupt.h"
 #include "walker_int.h"
 #include "calib.h"
 #include "ksyms.h"
@@ -580,6 +581,9 @@ int walker_attach(struct walker *w, struct sw_targets *t,
 	for (size_t i = 0; i < t->n; i++) {
 		struct sw_target *tg = &t->v[i];
 
+		/* thousands of tracefs probes take seconds: Ctrl-C meanwhile */
+		if (interrupt_pending())
+			return -EINTR;
 		if (t->n == 1 || tg->attach_err == ATTACH_ALONE) {
 			err = add_attachment(w, bpf_program__fd(target_prog(w, tg)),
 					     &tg->spec);

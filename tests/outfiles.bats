@@ -26,6 +26,7 @@ setup() {
 
 teardown() {
 	[ -n "${MNT:-}" ] && umount "$MNT"
+	[ -n "${READER_PID:-}" ] && kill "$READER_PID" 2>/dev/null
 	teardown_processes
 }
 
@@ -168,4 +169,57 @@ to_full() {
 	[ "$status" -eq 1 ]
 	[ "$stderr" = "stacksnoop: cannot write the output: No space left on device" ]
 	[ -z "$(leftover_probes)" ]
+}
+
+# stackcount with $@, its output into a pipe whose reader takes the first
+# 4 KiB and then reads no more (it holds the pipe open: no EPIPE).  The
+# output, 200 KiB, cannot all fit: the tool is writing, or stuck writing.
+stuck_reader() {
+	local T=$BATS_TEST_TMPDIR
+	mkfifo "$T/pipe"
+	{ head -c 4096 > /dev/null; touch "$T/read"; exec sleep 600; } < "$T/pipe" &
+	READER_PID=$!
+	"$SC" "$@" > "$T/pipe" 2> "$T/sc.err" &
+	SC_PID=$!
+	for ((i = 0; i < 600; i++)); do
+		[ -e "$T/read" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The tool started by stuck_reader, sent $1: it ends within 5 s, with
+# status $2, saying $3 alone, and no probe left.
+ended_by() {
+	local i
+	kill -"$1" "$SC_PID"
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$SC_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$SC_PID" 2>/dev/null && echo "still running 5 s after SIG$1"
+	status=0
+	wait "$SC_PID" || status=$?
+	SC_PID=
+	kill "$READER_PID"
+	stderr=$(cat "$BATS_TEST_TMPDIR/sc.err")
+	echo "status $status, stderr: $stderr"
+	[ "$status" -eq "$2" ]
+	[ "$stderr" = "$3" ]
+	[ -z "$(leftover_probes)" ]
+}
+
+@test "O10: SIGTERM ends stackcount stuck writing to a reader that reads no more, probes removed" {
+	stuck_reader --legacy -s -U "$W/manypaths:target" -- "$W/manypaths" 10
+	ended_by TERM 143 "stackcount: this kernel has no kprobes to see forks with, so only $W/manypaths itself is traced, not the processes it starts
+stackcount: stopped by SIGTERM before the output was complete"
+}
+
+@test "O11: SIGINT while stuck writing: --svg and --pprof, written before, are whole" {
+	local f=$BATS_TEST_TMPDIR/out.svg p=$BATS_TEST_TMPDIR/out.pb.gz
+	stuck_reader -s -U --svg "$f" --pprof "$p" "$W/manypaths:target" -- "$W/manypaths" 10
+	ended_by INT 130 "stackcount: stopped by SIGINT before the output was complete"
+	[ "$(tail -n 1 "$f")" = "</svg>" ]
+	gzip -t "$p"
+	[ "$(ls -A "$BATS_TEST_TMPDIR" | grep -c '^\.out')" = 0 ]
 }
