@@ -28,7 +28,10 @@ struct outfile {
  * link, not a regular file, another user's).
  */
 int outfile_open(struct outfile *o, const char *path, const char **why);
-/* Complete it (flushed, synced) and rename it over the target: 0 or -errno. */
+/*
+ * Complete it (flushed, synced) and rename it over the target: 0, or
+ * -errno, the first write error if any (then nothing is renamed).
+ */
 int outfile_commit(struct outfile *o);
 /*
  * A stdio cookie's write to fd: all of buf, or -1 with the first error

@@ -234,12 +234,14 @@ static int close_file(struct tool *t, struct outfile *f, const char *path, int e
 	/* a signal came: the target is left as it was (session_end says so) */
 	if (session_interrupted(&t->s))
 		return 0;
-	e = outfile_commit(f);
-
-	/* the file's own error first: ENOSPC, not stdio's EIO after it */
-	if (e || err)
+	/*
+	 * Renamed only when whole; the file's own error first (ENOSPC, not
+	 * stdio's EIO after it), and then not renamed either.
+	 */
+	e = err && !f->err ? err : outfile_commit(f);
+	if (e)
 		return session_die(t->s.o.tool, "cannot write %s: %s", path,
-				   strerror(-(e ? e : err)));
+				   strerror(-e));
 	return 0;
 }
 
