@@ -31,8 +31,8 @@ int json_stacks(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 int json_event(FILE *out, const struct sw_event *ev, const char *comm,
 		  struct symbolizer *sym, const struct sw_format *fmt);
 
-/* stackcount --pprof: a gzipped profile.proto to fd (closed). */
-int pprof_write(int fd, const struct sw_stacks *s, struct symbolizer *sym,
+/* stackcount --pprof: a gzipped profile.proto to out. */
+int pprof_write(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 		   const struct sw_format *fmt, const struct sw_run *run);
 
 /* stackcount --svg: a flame graph to out. */

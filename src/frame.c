@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "interrupt.h"
 #include "frame.h"
 #include "output.h"
 #include "symbolize.h"
@@ -79,6 +80,10 @@ int frame_list_get(struct symbolizer *sym, const struct sw_stack *st,
 	*n = 0;
 	if (!v)
 		return -ENOMEM;
+	if (fmt->stoppable && interrupt_pending()) {
+		free(v);
+		return -EINTR;
+	}
 	/* a return address names the call before it: all but where it fired */
 	for (size_t i = 0; i < nk && !err; i++)
 		err = frame_get(sym, true, 0, st->kip[k0 + i], k0 + i > 0, &v[i]);

@@ -43,7 +43,7 @@ void frame_release(struct sw_frame *f);
  * The frames of st that fmt shows, leaf first: the kernel's, then the
  * user's, as the text output lists them (fmt->kernel, fmt->user and
  * fmt->trim_tracepoint count; the rest of fmt does not).  *v is for
- * sw_frames_free; 0 or -ENOMEM.
+ * sw_frames_free; 0, -ENOMEM, or -EINTR (fmt->stoppable, a signal waiting).
  */
 int frame_list_get(struct symbolizer *sym, const struct sw_stack *st,
 		  const struct sw_format *fmt, struct sw_frame **v, size_t *n);

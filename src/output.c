@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "frame.h"
+#include "interrupt.h"
 #include "output.h"
 #include "untrusted.h"
 
@@ -140,6 +141,27 @@ static int put_frame(struct buf *b, const char *pre, char *name, const char *pos
 	return err;
 }
 
+/*
+ * A folded line's frame: ';' separates frames there, so a name's own is
+ * written as \x3b, as untrusted_escape writes the bytes it escapes (and
+ * the backslash itself: every \x is ours).  Frees name.
+ */
+static int put_folded(struct buf *b, const char *sep, char *name)
+{
+	int err;
+
+	if (!name)
+		return -ENOMEM;
+	err = put(b, "%s", sep);
+	for (const char *p = name, *q; !err && *p; p = q) {
+		q = p + strcspn(p, ";");
+		err = put(b, "%.*s%s", (int)(q - p), p, *q ? "\\x3b" : "");
+		q += !!*q;
+	}
+	free(name);
+	return err;
+}
+
 static int render(struct buf *b, const struct sw_stack *st,
 		  struct symbolizer *sym, const struct sw_format *fmt)
 {
@@ -147,6 +169,8 @@ static int render(struct buf *b, const struct sw_stack *st,
 	char comm[4 * SW_COMM_LEN + 1];
 	int err = 0;
 
+	if (fmt->stoppable && interrupt_pending())
+		return -EINTR;
 	output_comm(st->comm, comm, sizeof(comm));
 	b->len = 0;
 	if (b->s)
@@ -155,19 +179,19 @@ static int render(struct buf *b, const struct sw_stack *st,
 		const char *sep = "";
 
 		if (fmt->folded_comm) {
-			err |= put(b, "%s", comm);
+			err |= put_folded(b, "", strdup(comm));
 			sep = ";";
 		}
 		for (size_t i = st->nu; fmt->user && i-- > 0; sep = ";")
-			err |= put_frame(b, sep, output_frame_name(sym, false,
-				   st->tgid, st->uip[i], i > 0, false, false), "");
+			err |= put_folded(b, sep, output_frame_name(sym, false,
+				   st->tgid, st->uip[i], i > 0, false, false));
 		if (fmt->delimiter) {
 			err |= put(b, "%s-", sep);
 			sep = ";";
 		}
 		for (size_t i = st->nk; fmt->kernel && i-- > k0; sep = ";")
-			err |= put_frame(b, sep, output_frame_name(sym, true, 0,
-				   st->kip[i], i > 0, false, false), "");
+			err |= put_folded(b, sep, output_frame_name(sym, true, 0,
+				   st->kip[i], i > 0, false, false));
 		return err;
 	}
 	for (size_t i = k0; fmt->kernel && i < st->nk; i++) {

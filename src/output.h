@@ -23,6 +23,11 @@ struct sw_format {
 	bool comm;		/* comm [pid] line (keyed by process, no -p) */
 	bool folded_comm;	/* comm first in folded lines */
 	bool trim_tracepoint;	/* fp walker at a tracepoint: drop tracing frames */
+	/*
+	 * Tracing has ended: a signal now asks to stop naming stacks, which
+	 * returns -EINTR (see interrupt.h).
+	 */
+	bool stoppable;
 };
 
 /*
@@ -38,7 +43,10 @@ char *output_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
  * (no rule: a frame-pointer step), "signal" (a signal frame's registers).
  */
 const char *output_how_name(unsigned int how);
-/* A task's comm as printed, escaped as names are, into buf (4x its size). */
+/*
+ * A task's comm as printed, escaped as names are, into buf: 4x its size
+ * holds it all; a smaller one cuts it where an escape or character ends.
+ */
 const char *output_comm(const char *comm, char *buf, size_t len);
 /*
  * How many leading kernel frames are the tracing machinery's, when the fp

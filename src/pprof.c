@@ -514,23 +514,37 @@ static void encode(struct pb *b, const struct profile *p,
 	free(ids.p);
 }
 
-static int gzip_to(int fd, const struct pb *b)
+/* gzip in memory, so that out's write errors are out's alone to say */
+static int gzip_to(FILE *out, const struct pb *b)
 {
-	gzFile gz = gzdopen(fd, "wb");
-	int n, e;
+	z_stream z = {};
+	unsigned char *gz;
+	uLong cap;
+	int e;
 
+	/* windowBits 15, +16: a gzip header and trailer, not zlib's */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&z, b->len);
+	gz = malloc(cap);
 	if (!gz) {
-		close(fd);
+		deflateEnd(&z);
 		return -ENOMEM;
 	}
-	n = gzwrite(gz, b->p, b->len);
-	e = gzclose(gz);
-	if ((size_t)n != b->len || e != Z_OK)
-		return errno ? -errno : -EIO;
-	return 0;
+	z.next_in = b->p;
+	z.avail_in = b->len;
+	z.next_out = gz;
+	z.avail_out = cap;
+	e = deflate(&z, Z_FINISH) == Z_STREAM_END ? 0 : -ENOMEM;
+	if (!e)
+		fwrite(gz, 1, z.total_out, out);
+	deflateEnd(&z);
+	free(gz);
+	return e;
 }
 
-int pprof_write(int fd, const struct sw_stacks *s, struct symbolizer *sym,
+int pprof_write(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 		   const struct sw_format *fmt, const struct sw_run *run)
 {
 	struct profile p = {};
@@ -547,11 +561,8 @@ int pprof_write(int fd, const struct sw_stacks *s, struct symbolizer *sym,
 		encode(&b, &p, run, header);
 		err = b.err;
 	}
-	errno = 0;
 	if (!err)
-		err = gzip_to(fd, &b);
-	else
-		close(fd);
+		err = gzip_to(out, &b);
 	for (size_t i = 0; i < p.nstacks; i++)
 		frame_list_free(p.stacks[i].f, p.stacks[i].n);
 	for (size_t i = 0; i < p.nmap; i++)

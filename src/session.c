@@ -13,7 +13,9 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "session.h"
+#include "interrupt.h"
 #include "ksyms.h"
+#include "outfile.h"
 #include "procs.h"
 #include "sideband.h"
 #include "symbolize.h"
@@ -255,24 +257,46 @@ static int libbpf_debug(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+bool session_interrupted(struct session *s)
+{
+	if (!s->interrupted)
+		s->interrupted = interrupt_pending();
+	return s->interrupted;
+}
+
+/* How often a write that waits for room looks for a signal. */
+#define ROOM_POLL_MS 100
+
 /*
- * Output goes through this, so that the first error is known exactly: stdio
- * drops a failed buffer and keeps only a flag, and errno is long gone.
+ * Until stdout has room for PIPE_BUF bytes: a reader that reads no more
+ * (a full pipe, a stopped terminal) must not hold the tool past a signal,
+ * which is blocked, so does not interrupt a write.
  */
+static void wait_room(struct session *s)
+{
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+	int r;
+
+	while ((r = poll(&p, 1, ROOM_POLL_MS)) <= 0) {
+		if (r < 0 && errno != EINTR)
+			return;		/* the write says what is wrong */
+		if (session_interrupted(s)) {
+			s->out_err = -EINTR;
+			return;
+		}
+	}
+}
+
+/* Output goes through this, so that the first error is known exactly. */
 static ssize_t out_write(void *cookie, const char *buf, size_t n)
 {
 	struct session *s = cookie;
-	size_t done = 0;
 
-	while (!s->out_err && done < n) {
-		ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			s->out_err = w < 0 ? -errno : -EIO;
-		else
-			done += w;
+	for (size_t done = 0, k; !s->out_err && done < n; done += k) {
+		k = n - done < PIPE_BUF ? n - done : PIPE_BUF;
+		wait_room(s);
+		if (!s->out_err)
+			outfile_write_fd(STDOUT_FILENO, &s->out_err, buf + done, k);
 	}
 	return s->out_err ? -1 : (ssize_t)n;
 }
@@ -284,9 +308,20 @@ int session_flush(struct session *s)
 	return s->out_err;
 }
 
+static const char *signal_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+}
+
 int session_end(struct session *s, int status)
 {
 	int e = session_flush(s);
+
+	if (s->interrupted) {
+		fprintf(stderr, "%s: stopped by %s before the output was complete\n",
+			s->o.tool, signal_name(s->interrupted));
+		return 128 + s->interrupted;
+	}
 
 	/* the reader has all it wanted: as if it had all there was */
 	if (!e || e == -EPIPE)
@@ -909,6 +944,8 @@ static int start_walker(struct session *s)
 	if (e)
 		return die(s, "cannot follow %s: %s", s->o.command[0], strerror(-e));
 	e = walker_attach(s->w, &s->targets, &bad);
+	if (e == -EINTR && session_interrupted(s))
+		return 128 + s->interrupted;
 	if (e && bad)
 		return die(s, "cannot attach to %s: %s", target_desc(s, bad, what,
 			   sizeof(what)), attach_why(bad->spec.kind, e, false));
@@ -917,6 +954,12 @@ static int start_walker(struct session *s)
 	if (s->o.debug)
 		debug_attached(s);
 	return 0;
+}
+
+/* Between the steps of the start: 128 + a signal that asks to end, or 0. */
+static int stopped(struct session *s)
+{
+	return session_interrupted(s) ? 128 + s->interrupted : 0;
 }
 
 int session_start(struct session *s)
@@ -964,6 +1007,8 @@ int session_start(struct session *s)
 	e = probe_targets_resolve(&s->pat, &s->f, s->pat.type == SW_PAT_KPROBE ?
 			       kernel_symbols(s) : NULL, s->o.pid, &s->targets,
 			       err, sizeof(err));
+	if (stopped(s))
+		return stopped(s);
 	if (e)
 		return die(s, "%s", err) + s->targets.malformed;
 	e = refuse_all(s);
@@ -975,6 +1020,8 @@ int session_start(struct session *s)
 			   "COMMAND so that %s sets them", s->o.pattern, s->o.tool);
 	if (setup_symbols(s))
 		return die(s, "out of memory");
+	if (stopped(s))
+		return stopped(s);
 	if (s->o.command && (e = spawn(s)))
 		return e;
 	/*
@@ -1006,7 +1053,7 @@ int session_start(struct session *s)
 		symbolizer_preload_kernel(s->sym);
 	if (s->o.duration)
 		s->end_at = session_now_ms() + s->o.duration * 1000;
-	return 0;
+	return stopped(s);
 }
 
 int session_unwind_rule(const struct session *s, __u32 tgid, __u64 addr,
@@ -1231,9 +1278,12 @@ int session_losses(struct session *s, struct session_losses *l)
 	l->trace_lost = walker_trace_lost(s->w);
 	if (s->sb) {
 		l->mappings = sideband_lost(s->sb);
-		/* COMMAND ran, and of its image nothing came: that was lost too */
+		/*
+		 * COMMAND ran (was let go: not when there was nowhere to
+		 * print), and of its image nothing came: that was lost too
+		 */
 		if (!l->mappings && s->o.command && s->cmd.pid > 0 &&
-		    !procs_image_seen(s->procs, s->cmd.pid))
+		    s->cmd.go < 0 && !procs_image_seen(s->procs, s->cmd.pid))
 			l->mappings = 1;
 	}
 	return 0;

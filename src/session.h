@@ -73,6 +73,7 @@ struct session {
 	FILE *out;
 	int out_err;
 	bool out_watch;			/* stdout is a pipe or socket */
+	int interrupted;		/* the signal that cut a step short; 0: none */
 	size_t evict_at;		/* exited processes that set off eviction */
 	char **skipped;			/* files warned about */
 	size_t nr_skipped;
@@ -141,11 +142,18 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd);
 long long session_now_ms(void);
 /* Before reading stacks: mappings up to date. */
 void session_sync(struct session *s);
+/*
+ * Whether a signal asks the tool to end now (recorded in s->interrupted):
+ * asked by the steps that come before tracing and after it, where no
+ * session_wait reads signals.
+ */
+bool session_interrupted(struct session *s);
 /* Flush s->out: 0, or its first error (-EPIPE: the reader is gone). */
 int session_flush(struct session *s);
 /*
  * The exit status once stopped: status itself, unless the output failed
- * other than by its reader leaving (then said, and 1).
+ * other than by its reader leaving (then said, and 1), or a signal cut it
+ * short (said, and 128 + the signal).
  */
 int session_end(struct session *s, int status);
 /* Every loss the tools report, counted since the start. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "deltas.h"
 #include "formats.h"
+#include "outfile.h"
 #include "output.h"
 #include "session.h"
 #include "walkers.h"
@@ -23,8 +24,7 @@ struct tool {
 	long interval;		/* seconds; 0: once, at the end */
 	bool timestamp, offset, verbose, delimited, folded, json;
 	const char *pprof_path, *svg_path;	/* --pprof, --svg: NULL if not */
-	int pprof_fd;
-	FILE *svg;
+	struct outfile pprof, svg;
 	int files_failed;		/* the exit status when they could not be */
 	long long start_ms, last_ms;	/* tracing began; the last print */
 	long long start_ns;		/* wall clock when tracing began */
@@ -181,26 +181,29 @@ static int parse_args(int argc, char **argv, struct tool *t)
 	return session_args_done(o, optind, argc, argv);
 }
 
+static int open_file(struct tool *t, struct outfile *f, const char *opt,
+		     const char *path)
+{
+	const char *why;
+	int e = outfile_open(f, path, &why);
+
+	if (e && why)
+		return session_die(t->s.o.tool, "%s %s: %s; give another path",
+				   opt, path, why);
+	if (e)
+		return session_die(t->s.o.tool, "cannot create %s: %s; give %s "
+				   "a path that can be written", path,
+				   strerror(-e), opt);
+	return 0;
+}
+
 /* Created before tracing, so that a path that cannot be is said at once. */
 static int open_files(struct tool *t)
 {
-	const char *tool = t->s.o.tool;
-
-	if (t->pprof_path) {
-		t->pprof_fd = open(t->pprof_path, O_WRONLY | O_CREAT | O_TRUNC |
-				   O_CLOEXEC, 0644);
-		if (t->pprof_fd < 0)
-			return session_die(tool, "cannot create %s: %s; give --pprof "
-					   "a path that can be written", t->pprof_path,
-					   strerror(errno));
-	}
-	if (t->svg_path) {
-		t->svg = fopen(t->svg_path, "we");
-		if (!t->svg)
-			return session_die(tool, "cannot create %s: %s; give --svg "
-					   "a path that can be written", t->svg_path,
-					   strerror(errno));
-	}
+	if (t->pprof_path && open_file(t, &t->pprof, "--pprof", t->pprof_path))
+		return 1;
+	if (t->svg_path && open_file(t, &t->svg, "--svg", t->svg_path))
+		return 1;
 	return 0;
 }
 
@@ -223,30 +226,37 @@ static void run_info(struct tool *t, struct sw_run *r, long long since_ms,
 		session_loss_line(s, &r->losses, r->lost_line, sizeof(r->lost_line));
 }
 
+/* One of --pprof and --svg, written (err: what went wrong before) and renamed. */
+static int close_file(struct tool *t, struct outfile *f, const char *path, int err)
+{
+	int e;
+
+	/* a signal came: the target is left as it was (session_end says so) */
+	if (session_interrupted(&t->s))
+		return 0;
+	/*
+	 * Renamed only when whole; the file's own error first (ENOSPC, not
+	 * stdio's EIO after it), and then not renamed either.
+	 */
+	e = err && !f->err ? err : outfile_commit(f);
+	if (e)
+		return session_die(t->s.o.tool, "cannot write %s: %s", path,
+				   strerror(-e));
+	return 0;
+}
+
 /* --pprof and --svg: the whole run, from the cumulative counts. */
 static int write_files(struct tool *t, const struct sw_stacks *st)
 {
-	const char *tool = t->s.o.tool;
 	struct sw_run r;
-	int e;
 
 	run_info(t, &r, t->start_ms, NULL);
-	if (t->pprof_path) {
-		e = pprof_write(t->pprof_fd, st, t->s.sym, &t->fmt, &r);
-		t->pprof_fd = -1;
-		if (e)
-			return session_die(tool, "cannot write %s: %s", t->pprof_path,
-					   strerror(-e));
-	}
-	if (t->svg_path) {
-		e = svg_write(t->svg, st, t->s.sym, &t->fmt, &r);
-		if (fclose(t->svg) && !e)
-			e = -errno;
-		t->svg = NULL;
-		if (e)
-			return session_die(tool, "cannot write %s: %s", t->svg_path,
-					   strerror(-e));
-	}
+	if (t->pprof_path && close_file(t, &t->pprof, t->pprof_path,
+			pprof_write(t->pprof.f, st, t->s.sym, &t->fmt, &r)))
+		return 1;
+	if (t->svg_path && close_file(t, &t->svg, t->svg_path,
+			svg_write(t->svg.f, st, t->s.sym, &t->fmt, &r)))
+		return 1;
 	return 0;
 }
 
@@ -264,6 +274,8 @@ static int print_interval(struct tool *t, bool final)
 	int err;
 
 	session_sync(&t->s);
+	/* the signal that ended tracing has been read: another stops this */
+	t->fmt.stoppable = final;
 	err = walker_read(t->s.w, &st);
 	if (!err && final)
 		t->files_failed = write_files(t, &st);
@@ -284,7 +296,9 @@ static int print_interval(struct tool *t, bool final)
 		err = output_stacks(out, &st, t->s.sym, &t->fmt);
 	}
 	t->last_ms = session_now_ms();
-	if (err)
+	if (err == -EINTR && session_interrupted(&t->s))
+		t->s.out_err = -EINTR;	/* nothing more is printed */
+	else if (err)
 		session_die("stackcount", "cannot read the counted stacks: %s",
 			    strerror(-err));
 	walker_stacks_free(&st);
@@ -298,7 +312,10 @@ static int run(struct tool *t)
 	long long next = -1;
 	int e;
 
-	e = session_start(s);
+	/* before anything is attached: a refused path changes nothing */
+	e = open_files(t);
+	if (!e)
+		e = session_start(s);
 	if (e || s->o.kernel_features)
 		return e;
 	t->fmt = (struct sw_format){
@@ -315,9 +332,6 @@ static int run(struct tool *t)
 	};
 	if (t->interval && deltas_new(&t->deltas))
 		return session_die("stackcount", "out of memory");
-	e = open_files(t);
-	if (e)
-		return e;
 	if (!t->folded && !t->json)
 		fprintf(s->out, "Tracing %u functions for \"%s\"... Hit Ctrl-C to end.\n",
 			s->targets.matched, s->o.pattern);
@@ -346,7 +360,8 @@ static int run(struct tool *t)
 
 int main(int argc, char **argv)
 {
-	struct tool t = { .pprof_fd = -1 };
+	struct tool t = { .pprof = { .dirfd = -1, .fd = -1 },
+			  .svg = { .dirfd = -1, .fd = -1 } };
 	int rc;
 
 	rc = parse_args(argc, argv, &t);
@@ -357,9 +372,7 @@ int main(int argc, char **argv)
 		rc = run(&t);
 	session_free(&t.s);
 	deltas_free(t.deltas);
-	if (t.pprof_fd >= 0)
-		close(t.pprof_fd);
-	if (t.svg)
-		fclose(t.svg);
+	outfile_free(&t.pprof);
+	outfile_free(&t.svg);
 	return rc;
 }

@@ -153,11 +153,11 @@ static void line(const struct tool *t, const struct sw_event *ev,
 		 const char *comm, const char *msg)
 {
 	double ts = ev->ts / 1e9;
-
-	char shown[4 * SW_COMM_LEN + 1];
+	/* the column's 12 bytes, escaped, cut where an escape or character ends */
+	char shown[12 + 1];
 
 	if (t->verbose)
-		fprintf(t->s.out, "%-18.9f %-12.12s %-6u %-3u %s\n", ts,
+		fprintf(t->s.out, "%-18.9f %-12s %-6u %-3u %s\n", ts,
 			output_comm(comm, shown, sizeof(shown)), ev->tid, ev->cpu, msg);
 	else
 		fprintf(t->s.out, "%-18.9f %s\n", ts, msg);

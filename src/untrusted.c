@@ -25,7 +25,7 @@ void untrusted_skip_set(struct untrusted_skip *sk, const char *why,
 	va_end(ap);
 }
 
-static const char *not_regular(mode_t mode)
+const char *untrusted_not_regular(mode_t mode)
 {
 	switch (mode & S_IFMT) {
 	case S_IFREG: return NULL;
@@ -72,7 +72,7 @@ int untrusted_open(const char *path, int flags, struct stat *st,
 		close(pfd);
 		return err;
 	}
-	why = not_regular(st->st_mode);
+	why = untrusted_not_regular(st->st_mode);
 	err = -EINVAL;
 	if (!why && (uint64_t)st->st_size > UNTRUSTED_READ_MAX &&
 	    !untrusted_only_root(pfd, st)) {

@@ -51,6 +51,9 @@ void untrusted_skip_set(struct untrusted_skip *sk, const char *why,
 int untrusted_open(const char *path, int flags, struct stat *st,
 		   struct untrusted_skip *sk);
 
+/* What a file of this mode is when it is not a regular file; NULL if it is. */
+const char *untrusted_not_regular(mode_t mode);
+
 /* Whether only root can change the file: safe to map. */
 bool untrusted_only_root(int fd, const struct stat *st);
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "interrupt.h"
 #include "walker_int.h"
 #include "calib.h"
 #include "ksyms.h"
@@ -585,6 +586,9 @@ int walker_attach(struct walker *w, struct sw_targets *t,
 		/* refused before attaching (insn.h): the caller says so */
 		if (tg->refused)
 			continue;
+		/* thousands of tracefs probes take seconds: Ctrl-C meanwhile */
+		if (interrupt_pending())
+			return -EINTR;
 		if (t->n == 1 || tg->attach_err == ATTACH_ALONE) {
 			err = add_attachment(w, bpf_program__fd(target_prog(w, tg)),
 					     &tg->spec);
