@@ -51,7 +51,7 @@ struct cfi_cache {
 	size_t nr_bins, cap_bins;
 	struct htab by_ino;	/* of struct ino_slot */
 	struct htab by_id;	/* of struct id_slot */
-	size_t no_room_rows;
+	size_t no_room_rows, no_room_inflate;
 	cfi_skip_fn on_skip;
 	void *on_skip_ctx;
 };
@@ -254,8 +254,12 @@ static int bin_of(struct cfi_cache *c, const struct proc_map *m,
 	struct untrusted_skip sk = {};
 	struct cfi_table *t = NULL;
 	int i = find_id(c, id, idn), err;
+	size_t need;
 
-	err = cfi_table_from_elf(&t, ef, path, &sk);
+	/* CFI that inflates to more than the rows' room left cannot fit */
+	err = cfi_table_from_elf_room(&t, ef, path, &sk, (c->max_rows -
+				      c->nr_rows) * sizeof(*c->rows), &need);
+	c->no_room_inflate += need;
 	if (sk.why && c->on_skip)
 		c->on_skip(c->on_skip_ctx, sk.what, sk.why);
 	if (i >= 0 && t && same_table(c, &c->bins[i], t))
@@ -425,4 +429,5 @@ void cfi_cache_stats(const struct cfi_cache *c, struct cfi_stats *st)
 	st->rows = c->nr_rows;
 	st->bytes = c->nr_rows * sizeof(*c->rows);
 	st->no_room_rows = c->no_room_rows;
+	st->no_room_inflate = c->no_room_inflate;
 }

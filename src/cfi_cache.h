@@ -28,6 +28,8 @@ struct cfi_stats {
 	size_t no_cfi;		/* binaries without usable CFI */
 	size_t no_room;		/* binaries whose table did not fit */
 	size_t no_room_rows;	/* the rows those would have needed */
+	size_t no_room_inflate;	/* bytes of compressed CFI of those, refused
+				   uninflated: more than the room for rows */
 };
 
 int cfi_cache_new(struct cfi_cache **out, uint32_t max_rows);

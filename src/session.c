@@ -705,10 +705,20 @@ static void debug_attached(struct session *s)
 		ok - linked);
 }
 
+/* "" for none, else "N MiB" (rounded up) */
+static const char *inflate_mib(size_t bytes, char *buf, size_t len)
+{
+	if (!bytes)
+		return "";
+	snprintf(buf, len, "%zu MiB", (bytes + (1u << 20) - 1) >> 20);
+	return buf;
+}
+
 /* --debug, and a warning for tables that did not fit: never silently. */
 static void report_unwind(struct session *s, bool debug)
 {
 	struct unwind_stats st;
+	char mib[32];
 
 	unwind_stats(s->unwind, &st);
 	/* at the end, only what did not fit since */
@@ -724,10 +734,13 @@ static void report_unwind(struct session *s, bool debug)
 			(unsigned long long)s->wo.cfi_rows * sizeof(struct sw_cfi_row),
 			st.procs, st.maps, st.ms);
 	if (st.cfi.no_room)
-		fprintf(stderr, "%s: the unwind tables of %zu binaries (%zu rows) "
+		fprintf(stderr, "%s: the unwind tables of %zu binaries (%zu rows%s%s) "
 			"did not fit in --unwind-memory %u MiB: their frames are "
 			"found by frame pointers; give more\n", s->o.tool,
-			st.cfi.no_room, st.cfi.no_room_rows, s->o.unwind_mb);
+			st.cfi.no_room, st.cfi.no_room_rows,
+			st.cfi.no_room_inflate ? ", CFI that inflates to " : "",
+			inflate_mib(st.cfi.no_room_inflate, mib, sizeof(mib)),
+			s->o.unwind_mb);
 	if (st.procs_no_room || st.maps_no_room)
 		fprintf(stderr, "%s: %zu processes and %zu mappings had no room in "
 			"the unwind maps: their frames are found by frame "

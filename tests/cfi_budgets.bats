@@ -1,0 +1,80 @@
+#!/usr/bin/env bats
+# What another user's binaries and processes can make the cfi walker's
+# unwind tables cost: memory bounded by --unwind-memory, one table for one
+# content however often it is mapped, and no user's tables or mappings
+# pushing out the ones that matter.
+
+load helpers
+
+NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+
+setup() {
+	local d
+	# nobody's own directory, which nobody can reach
+	H=$BATS_TEST_TMPDIR/nobody
+	mkdir "$H"
+	chown nobody:nogroup "$H"
+	d=$BATS_TEST_TMPDIR
+	while [ "$d" != / ] && [ "$d" != /tmp ]; do
+		chmod o+x "$d"
+		d=$(dirname "$d")
+	done
+	as_nobody cp "$W/victim" "$W/libvictim.so" "$H/"
+}
+
+teardown() {
+	teardown_processes
+}
+
+as_nobody() {
+	"${NOBODY[@]}" "$@"
+}
+
+# bounded D CMD...: run CMD (which has -D D) for at most D + 2 s.
+bounded() {
+	local d=$1
+	shift
+	run --separate-stderr timeout -s KILL $((d + 2)) "$@"
+}
+
+# A .debug_frame of SIZE bytes on stdout that is valid CFI: a CIE, then one
+# FDE over [START, START + LEN) whose instructions fill the rest, all
+# DW_CFA_nop (a zero byte).
+debug_frame() {	# START LEN SIZE
+	python3 - "$@" <<'PY'
+import struct, sys
+start, length, size = (int(a, 0) for a in sys.argv[1:4])
+body = struct.pack('<IB', 0xffffffff, 1) + b'\0' + bytes([1, 0x78, 16, 0x0c, 7, 8, 0x90, 1])
+body += b'\0' * (-(len(body) + 4) % 8)
+cie = struct.pack('<I', len(body)) + body
+fde_len = size - len(cie) - 4
+out = sys.stdout.buffer
+out.write(cie + struct.pack('<IIQQ', fde_len, 0, start, length))
+pad = fde_len - 20
+while pad > 0:
+    n = min(pad, 1 << 20)
+    out.write(bytes(n))
+    pad -= n
+PY
+}
+
+@test "a .debug_frame that inflates to 64 MiB is refused uninflated, as not fitting" {
+	local main
+	main=$(nm -S "$H/victim" | awk '$4 == "main" { print "0x" $1, "0x" $2 }')
+	# shellcheck disable=SC2086
+	debug_frame $main $((64 << 20)) > "$BATS_TEST_TMPDIR/df"
+	as_nobody objcopy --add-section .debug_frame="$BATS_TEST_TMPDIR/df" \
+		"$H/victim" "$H/big"
+	as_nobody objcopy --compress-debug-sections=zlib "$H/big" "$H/app"
+	rm "$BATS_TEST_TMPDIR/df" "$H/big"
+	# the file is small, what it inflates to is not
+	[ "$(stat -c %s "$H/app")" -lt 200000 ]
+	bounded 2 /usr/bin/time -o "$BATS_TEST_TMPDIR/rss" -f %M \
+		"$SC" -D 2 -U -f t:syscalls:sys_enter_getppid -- "${NOBODY[@]}" "$H/app" 3
+	[ "$status" -eq 0 ]
+	[ "$output" = "app;_start;__libc_start_main;[unknown];main;calls;work;lib_entry;lib_inner;lib_call;getppid 3" ]
+	[ "$stderr" = "stackcount: the unwind tables of 1 binaries (0 rows, CFI that inflates to 64 MiB) did not fit in --unwind-memory 8 MiB: their frames are found by frame pointers; give more" ]
+	echo "peak RSS $(cat "$BATS_TEST_TMPDIR/rss") KB"
+	# 69 MB before: the section inflated, then parsed
+	[ "$(cat "$BATS_TEST_TMPDIR/rss")" -lt 40000 ]
+}
