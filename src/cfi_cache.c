@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 /* the vDSO is a page or two of code: more than this is not one */
 #define VDSO_MAX	(1u << 20)
@@ -376,16 +377,49 @@ int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
 	return 0;
 }
 
+/* Entries by start address. */
+static int cmp_start(const void *a, const void *b)
+{
+	const struct sw_cfi_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * Of the n entries in v (by address), max into out, as cfi_cache_proc
+ * says: the main executable's (main[i]) first, then from the highest down.
+ */
+static size_t keep(const struct sw_cfi_map *v, const bool *main, size_t n,
+		   struct sw_cfi_map *out, size_t max)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k < max; i++)
+		if (main[i])
+			out[k++] = v[i];
+	for (size_t i = n; i-- > 0 && k < max;)
+		if (!main[i])
+			out[k++] = v[i];
+	qsort(out, k, sizeof(*out), cmp_start);
+	return k;
+}
+
 int cfi_cache_proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
-		    size_t max, size_t *nr, size_t *no_room)
+		    size_t max, size_t *nr, size_t *no_room, size_t *lines)
 {
 	char path[64], *line = NULL;
-	size_t len = 0;
+	size_t len = 0, n = 0, cap = 0, cap_main = 0;
+	struct sw_cfi_map *v = NULL;
+	bool *main = NULL;
 	struct proc_map m;
+	struct stat exe;
 	FILE *f;
 	int err = 0;
 
-	*nr = *no_room = 0;
+	*nr = *no_room = *lines = 0;
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	if (stat(path, &exe))
+		exe.st_ino = 0;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -394,18 +428,34 @@ int cfi_cache_proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
 		struct sw_cfi_map e;
 		int r;
 
+		(*lines)++;
 		if (!procs_parse_maps_line(line, &m) || !m.exec)
 			continue;
 		r = cfi_cache_map(c, pid, &m, &e);
 		if (r == -ENOMEM)
 			err = r;
-		else if (!r && *nr < max)
-			maps[(*nr)++] = e;
-		else if (!r)
-			(*no_room)++;
+		else if (r)
+			continue;
+		else if (VEC_GROW(v, n, cap, 64) ||
+			 VEC_GROW(main, n, cap_main, 64))
+			err = -ENOMEM;
+		else {
+			/* its lowest: the kernel's, not a copy mapped later */
+			main[n] = m.ino && m.ino == exe.st_ino &&
+				  m.maj == major(exe.st_dev) &&
+				  m.min == minor(exe.st_dev);
+			exe.st_ino = main[n] ? 0 : exe.st_ino;
+			v[n++] = e;
+		}
 	}
 	free(line);
 	fclose(f);
+	if (!err) {
+		*nr = keep(v, main, n, maps, max);
+		*no_room = n - *nr;
+	}
+	free(v);
+	free(main);
 	return err;
 }
 

@@ -56,10 +56,19 @@ int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
 /*
  * The entries of every executable mapping of pid that has a table, from
  * /proc/PID/maps, by address: at most max into maps, *nr of them;
- * *no_room: how many more there were.  Returns 0 or a negative errno.
+ * *no_room: how many more there were; *lines: how many lines the file
+ * had (what reading it cost).  Returns 0 or a negative errno.
+ *
+ * With more than max, those kept are the main executable's lowest (where
+ * the kernel mapped it: a copy mapped later is no more than any other
+ * mapping), then the others from the highest address down: the kernel
+ * puts ld.so and the libraries a process loads first highest, below its
+ * stack, and each later mapping lower (or in a gap between them), so the
+ * mappings a process made last (a loop of mmap, a thousand plugins) are
+ * the ones left out, not libc's.
  */
 int cfi_cache_proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
-		    size_t max, size_t *nr, size_t *no_room);
+		    size_t max, size_t *nr, size_t *no_room, size_t *lines);
 
 /* The store: what "cfi_rows" gets, index for index. */
 const struct sw_cfi_row *cfi_cache_rows(const struct cfi_cache *c, size_t *n);

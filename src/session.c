@@ -531,7 +531,7 @@ static void on_map(void *ctx, uint32_t pid, const struct proc_map *m)
 
 	symbolizer_prefetch(s->sym, pid, m);
 	if (s->unwind_live)
-		unwind_add_proc(s->unwind, pid);
+		unwind_mapped(s->unwind, pid);
 }
 
 /* The symbol sources, empty yet: kallsyms is read when first asked for. */
@@ -1061,6 +1061,8 @@ void session_sync(struct session *s)
 	if (!s->sb)
 		return;
 	sideband_drain(s->sb);
+	if (s->unwind_live)
+		unwind_flush(s->unwind, false);
 	if (s->w && procs_nr_dead(s->procs) >= s->evict_at)
 		evict(s);
 }
@@ -1095,7 +1097,14 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 			return WAKE_TIMEOUT;
 		if (s->end_at >= 0 && (wake < 0 || s->end_at < wake))
 			wake = s->end_at;
-		timeout = wake < 0 ? -1 : (int)(wake - now);
+		/* a process's maps waiting to be read again */
+		if (s->unwind_live) {
+			double due = unwind_due(s->unwind);
+
+			if (due >= 0 && (wake < 0 || (long long)due + 1 < wake))
+				wake = (long long)due + 1;
+		}
+		timeout = wake < 0 ? -1 : wake > now ? (int)(wake - now) : 0;
 		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
 			return WAKE_END;
 		if (pfd[0].revents && handle_signals(s))
@@ -1213,8 +1222,10 @@ static void report_losses(struct session *s)
 			"user frames may show as [unknown]\n",
 			(unsigned long long)l.mappings);
 	/* tables of libraries and processes that came after the start */
-	if (s->unwind)
+	if (s->unwind) {
+		unwind_flush(s->unwind, true);
 		report_unwind(s, false);
+	}
 }
 
 /*

@@ -23,7 +23,10 @@ setup() {
 }
 
 teardown() {
+	exec 7>&-
 	teardown_processes
+	[ -n "${MM_PID:-}" ] && kill "$MM_PID" 2>/dev/null
+	return 0
 }
 
 as_nobody() {
@@ -77,4 +80,45 @@ PY
 	echo "peak RSS $(cat "$BATS_TEST_TMPDIR/rss") KB"
 	# 69 MB before: the section inflated, then parsed
 	[ "$(cat "$BATS_TEST_TMPDIR/rss")" -lt 40000 ]
+}
+
+# manymaps run by nobody, N mappings of its code made, commands by fd 7.
+start_manymaps() {	# N
+	mkfifo "$BATS_TEST_TMPDIR/mm.in"
+	"${NOBODY[@]}" "$W/manymaps" "$1" < "$BATS_TEST_TMPDIR/mm.in" \
+		> "$BATS_TEST_TMPDIR/mm.out" &
+	MM_PID=$!
+	exec 7> "$BATS_TEST_TMPDIR/mm.in"
+}
+
+@test "more than 128 executable mappings: libc's kept, those left out counted once each" {
+	start_manymaps 150
+	# its code, libc, ld.so, the vDSO and 150 copies: 26 past the 128
+	start_sc -U -p "$MM_PID" t:syscalls:sys_enter_getppid
+	echo "map 50" >&7
+	wait_for '^mapped 200$' "$BATS_TEST_TMPDIR/mm.out"
+	echo "call 5" >&7
+	wait_for '^called$' "$BATS_TEST_TMPDIR/mm.out"
+	stop_sc
+	exec 7>&-
+	cat "$BATS_TEST_TMPDIR/sc.out" "$BATS_TEST_TMPDIR/sc.err"
+	# through glibc's syscall(), which keeps no frame: its CFI says sys_a
+	diff - "$BATS_TEST_TMPDIR/sc.out" <<'OUT'
+Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
+
+  syscall
+  sys_a
+  main
+  [unknown]
+  __libc_start_main
+  _start
+    5
+
+Detaching...
+OUT
+	# at the start, and all of them at the end: never each read again
+	diff - "$BATS_TEST_TMPDIR/sc.err" <<'ERR'
+stackcount: 0 processes and 26 mappings had no room in the unwind maps: their frames are found by frame pointers
+stackcount: 0 processes and 76 mappings had no room in the unwind maps: their frames are found by frame pointers
+ERR
 }

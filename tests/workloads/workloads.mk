@@ -8,7 +8,8 @@ WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases
              $(WL_DIR)/snoop $(WL_DIR)/cxx $(WL_DIR)/jit $(WL_DIR)/sysc $(WL_DIR)/victim \
              $(WL_DIR)/libvictim.so $(WL_DIR)/spawner $(WL_DIR)/zeroret $(WL_DIR)/threads \
              $(WL_DIR)/ia32 $(WL_DIR)/cfipaths \
-             $(WL_DIR)/unprobeable $(WL_DIR)/sigpaths $(WL_DIR)/vdsopaths
+             $(WL_DIR)/unprobeable $(WL_DIR)/sigpaths $(WL_DIR)/vdsopaths \
+             $(WL_DIR)/manymaps
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
