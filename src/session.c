@@ -714,8 +714,11 @@ static const char *inflate_mib(size_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-/* --debug, and a warning for tables that did not fit: never silently. */
-static void report_unwind(struct session *s, bool debug)
+/*
+ * --debug (what: "unwind tables", or "... at the end"), and a warning for
+ * tables that did not fit: never silently.
+ */
+static void report_unwind(struct session *s, bool debug, const char *what)
 {
 	struct unwind_stats st;
 	char mib[32];
@@ -728,8 +731,8 @@ static void report_unwind(struct session *s, bool debug)
 		return;
 	s->unwind_said = st;
 	if (debug)
-		fprintf(s->out, "unwind tables: %zu binaries, %zu rows, %zu of %llu "
-			"bytes; %zu processes, %zu mappings; %.1f ms\n",
+		fprintf(s->out, "%s: %zu binaries, %zu rows, %zu of %llu "
+			"bytes; %zu processes, %zu mappings; %.1f ms\n", what,
 			st.cfi.tables, st.cfi.rows, st.cfi.bytes,
 			(unsigned long long)s->wo.cfi_rows * sizeof(struct sw_cfi_row),
 			st.procs, st.maps, st.ms);
@@ -889,7 +892,7 @@ int session_start(struct session *s)
 	/* the drain thread has stopped: from now on mappings load tables */
 	s->unwind_live = s->unwind != NULL;
 	if (s->unwind && !s->o.command)
-		report_unwind(s, s->o.debug);
+		report_unwind(s, s->o.debug, "unwind tables");
 	warn_skipped_targets(s);
 	if (s->o.pid && needs_semaphores(&s->targets)) {
 		e = semaphores(&s->targets, s->o.pid, 1);
@@ -951,7 +954,7 @@ int session_go(struct session *s)
 					"%s; its libraries' frames may be found by "
 					"frame pointers\n", s->o.tool,
 					s->o.command[0], strerror(-e));
-			report_unwind(s, s->o.debug);
+			report_unwind(s, s->o.debug, "unwind tables");
 		}
 		cmd_resume(&s->cmd);
 		e = 0;
@@ -1224,7 +1227,7 @@ static void report_losses(struct session *s)
 	/* tables of libraries and processes that came after the start */
 	if (s->unwind) {
 		unwind_flush(s->unwind, true);
-		report_unwind(s, false);
+		report_unwind(s, s->o.debug, "unwind tables at the end");
 	}
 }
 

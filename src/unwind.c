@@ -16,18 +16,21 @@ static int add_proc(struct unwind *u, uint32_t pid, size_t *lines);
 
 /*
  * Reading a process's maps file again for every mapping it makes would
- * cost the square of its mappings: after a read, the next waits
- * REREAD_MS, plus REREAD_MS_PER_LINE for each line the last read had, so
- * that reading takes a bounded share of the time however a process maps.
+ * cost the square of its mappings.  So each read is charged REREAD_MS,
+ * plus REREAD_MS_PER_LINE for each line the file had, to its process's
+ * clock, which runs ahead of now as it reads: a process may read at once
+ * while its clock is at most REREAD_BURST_MS ahead (hundreds of reads:
+ * every library a program loads), else its next read waits until it is.
  */
-#define REREAD_MS		10.0
-#define REREAD_MS_PER_LINE	0.01
+#define REREAD_MS		1.0
+#define REREAD_MS_PER_LINE	0.005
+#define REREAD_BURST_MS		1000.0
 
-/* A process read lately: not again before next; pending: it has mapped since. */
+/* A process read lately; pending: it has mapped since, unread. */
 struct reread {
 	uint32_t pid;
 	bool pending;
-	double next;
+	double paid;		/* its reads' cost, as a time to run ahead of now */
 };
 
 struct unwind {
@@ -171,25 +174,32 @@ static struct reread *reread_of(struct unwind *u, uint32_t pid)
 	return NULL;
 }
 
-/* Read pid's maps again now, and when it may be next. */
+/* Read pid's maps again now, and charge it. */
 static int reread(struct unwind *u, uint32_t pid, double now)
 {
-	struct reread *r;
+	struct reread *r = reread_of(u, pid);
+	double paid = r && r->paid > now ? r->paid : now;
 	size_t lines = 0, k = 0;
 	int err = add_proc_lines(u, pid, &lines);
 
-	/* the processes whose wait is over and that want nothing go */
+	/* those with nothing to wait for, and nothing waiting, go */
 	for (size_t i = 0; i < u->nr_rereads; i++) {
 		r = &u->rereads[i];
-		if (r->pid != pid && (r->pending || r->next > now))
+		if (r->pid != pid && (r->pending || r->paid > now))
 			u->rereads[k++] = *r;
 	}
 	u->nr_rereads = k;
 	if (VEC_GROW(u->rereads, u->nr_rereads, u->cap_rereads, 16))
 		return -ENOMEM;
 	u->rereads[u->nr_rereads++] = (struct reread){
-		pid, false, now + REREAD_MS + lines * REREAD_MS_PER_LINE };
+		pid, false, paid + REREAD_MS + lines * REREAD_MS_PER_LINE };
 	return err;
+}
+
+/* When r may read next. */
+static double next_read(const struct reread *r)
+{
+	return r->paid - REREAD_BURST_MS;
 }
 
 int unwind_mapped(struct unwind *u, uint32_t pid)
@@ -197,7 +207,7 @@ int unwind_mapped(struct unwind *u, uint32_t pid)
 	struct reread *r = reread_of(u, pid);
 	double now = now_ms();
 
-	if (r && now < r->next) {
+	if (r && next_read(r) > now) {
 		r->pending = true;
 		return 0;
 	}
@@ -211,8 +221,8 @@ double unwind_due(const struct unwind *u)
 	for (size_t i = 0; i < u->nr_rereads; i++) {
 		const struct reread *r = &u->rereads[i];
 
-		if (r->pending && (due < 0 || r->next < due))
-			due = r->next;
+		if (r->pending && (due < 0 || next_read(r) < due))
+			due = next_read(r);
 	}
 	return due;
 }
@@ -226,7 +236,7 @@ int unwind_flush(struct unwind *u, bool all)
 	for (size_t i = 0; i < u->nr_rereads;) {
 		struct reread *r = &u->rereads[i];
 
-		if (r->pending && (all || r->next <= now)) {
+		if (r->pending && (all || next_read(r) <= now)) {
 			int e = reread(u, r->pid, now);
 
 			if (e == -ENOMEM)
