@@ -43,6 +43,7 @@ struct bin {
 	size_t nr_segs;
 	uint8_t *mem;		/* a vDSO's bytes: what it is known by */
 	size_t mem_len;
+	uint64_t mem_hash;
 };
 
 /*
@@ -78,6 +79,8 @@ struct cfi_cache {
 	size_t no_room_rows, no_room_inflate;
 	struct owner_use *owners;
 	size_t nr_owners, cap_owners;
+	size_t *vdsos;		/* the bins of vDSOs: few, see OWNER_* */
+	size_t nr_vdsos, cap_vdsos;
 	uint8_t *own_vdso;	/* the kernel's vDSO, as this process has it */
 	size_t own_vdso_len;
 	bool own_vdso_read;
@@ -168,6 +171,7 @@ void cfi_cache_free(struct cfi_cache *c)
 	}
 	free(c->bins);
 	free(c->owners);
+	free(c->vdsos);
 	free(c->own_vdso);
 	free(c->rows);
 	free(c->by_ino.slots);
@@ -463,12 +467,16 @@ static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 	err = read_mem(pid, m->start, len, &mem);
 	if (err)
 		return err;
+	/* not by_id: a file's build-id may be any bytes, a digest too */
 	digest = htab_hash_bytes(mem, len);
-	i = find_id(c, (const uint8_t *)&digest, sizeof(digest));
-	if (i >= 0 && c->bins[i].mem_len == len &&
-	    !memcmp(c->bins[i].mem, mem, len)) {
-		free(mem);
-		return i;
+	for (size_t k = 0; k < c->nr_vdsos; k++) {
+		const struct bin *b = &c->bins[c->vdsos[k]];
+
+		if (b->mem_hash == digest && b->mem_len == len &&
+		    !memcmp(b->mem, mem, len)) {
+			free(mem);
+			return (int)c->vdsos[k];
+		}
 	}
 	if (!kernel_vdso(c, mem, len)) {
 		err = uid_of(pid, &uid);
@@ -479,7 +487,8 @@ static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 		}
 	}
 	copy = malloc(len);
-	if (!copy) {
+	if (!copy || VEC_GROW(c->vdsos, c->nr_vdsos, c->cap_vdsos, 4)) {
+		free(copy);
 		free(mem);
 		return -ENOMEM;
 	}
@@ -492,9 +501,7 @@ static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 					      c->nr_rows) * sizeof(*c->rows), &need);
 		c->no_room_inflate += need;
 	}
-	/* another's bytes with the same digest: a bin found by none */
-	i = add_bin(c, NULL, (const uint8_t *)&digest, i < 0 ? sizeof(digest) : 0,
-		    t, err, uid);
+	i = add_bin(c, NULL, NULL, 0, t, err, uid);
 	cfi_table_free(t);
 	elf_file_free(ef);
 	if (i < 0) {
@@ -503,6 +510,8 @@ static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 	}
 	c->bins[i].mem = copy;
 	c->bins[i].mem_len = len;
+	c->bins[i].mem_hash = digest;
+	c->vdsos[c->nr_vdsos++] = (size_t)i;
 	if (u)
 		owner_use(c, uid)->vdsos++;
 	return i;
