@@ -6,10 +6,15 @@
  * namespace, share one table without opening it again.  Another file with
  * the same build-id (libc in a container) shares it too, once its own
  * table has been built and found the same: a build-id can be forged.
- * The vDSO is read from the process that maps it, and shared the same way.
+ * The vDSO is read from the process that maps it and known by its bytes
+ * (a process may rewrite its own), shared by every process with the same.
  *
  * The store holds at most max_rows rows: a table that does not fit is
- * refused with -ENOSPC and counted, never cut short.
+ * refused with -ENOSPC and counted, never cut short.  So is one whose
+ * compressed CFI would inflate to more than the room left, uninflated.
+ * A user other than root may hold a quarter of the rows for the files
+ * they own, and one vDSO other than the kernel's (cfi_cache.c's OWNER_*):
+ * no user's binaries take another's room.
  */
 #ifndef SW_CFI_CACHE_H
 #define SW_CFI_CACHE_H
@@ -46,8 +51,9 @@ void cfi_cache_on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx);
  * The BPF mapping entry for m, an executable mapping of pid (a file, opened
  * through /proc/PID/root first, or "[vdso]").  Returns 0; -ENOENT for a
  * mapping without CFI (anonymous memory, a file without CFI or that could
- * not be opened); -ENOSPC when its table did not fit; -ENOTSUP for no
- * x86_64 file; -E2BIG, -ERANGE for a table beyond bpf/cfi.h's limits.
+ * not be opened); -ENOSPC when its table did not fit; -EDQUOT when its
+ * user has had their share (not tried, not kept); -ENOTSUP for no x86_64
+ * file; -E2BIG, -ERANGE for a table beyond bpf/cfi.h's limits.
  * A binary that failed once is not tried again.
  */
 int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
@@ -56,8 +62,9 @@ int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
 /*
  * The entries of every executable mapping of pid that has a table, from
  * /proc/PID/maps, by address: at most max into maps, *nr of them;
- * *no_room: how many more there were; *lines: how many lines the file
- * had (what reading it cost).  Returns 0 or a negative errno.
+ * *no_room: how many were left out (past max, or -EDQUOT); *lines: how
+ * many lines the file had (what reading it cost).  Returns 0 or a
+ * negative errno.
  *
  * With more than max, those kept are the main executable's lowest (where
  * the kernel mapped it: a copy mapped later is no more than any other

@@ -24,7 +24,9 @@ struct unwind_stats {
 	size_t procs;		/* processes with mappings in the kernel */
 	size_t maps;		/* their mappings with a table */
 	size_t procs_no_room;	/* processes the maps had no room for */
-	size_t maps_no_room;	/* mappings past SW_CFI_PROC_MAPS a process */
+	size_t maps_no_room;	/* mappings left out, each once: past
+				   SW_CFI_PROC_MAPS a process, or a vDSO
+				   past its user's (cfi_cache.c) */
 	double ms;		/* spent building and loading, in all */
 };
 
