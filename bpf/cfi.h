@@ -139,10 +139,14 @@ struct sw_cfi_map {
 	__u32 first, count;
 };
 
-/* A process's executable mappings with a table, by start address. */
+/*
+ * A process's executable mappings with a table, by start address.  With
+ * more than SW_CFI_PROC_MAPS, those kept are the main executable's, then
+ * the rest from the highest address down (src/cfi_cache.h says why).
+ */
 struct sw_cfi_proc {
 	__u32 nr;
-	__u32 pad;
+	__u32 no_room;		/* the frontend's: how many were not kept */
 	struct sw_cfi_map maps[SW_CFI_PROC_MAPS];
 };
 

@@ -21,7 +21,7 @@
 #define CFI_STATE_DEPTH	32
 /* distinct CIEs of a section; compilers emit a handful */
 #define CFI_MAX_CIES	65536
-/* a compressed .debug_frame is inflated to at most this */
+/* a compressed .debug_frame is inflated to at most this, room or not */
 #define CFI_SECTION_MAX	(64ULL << 20)
 
 #define REG_RBP	6
@@ -1052,29 +1052,39 @@ int cfi_table_parse(struct cfi_table **out, const struct cfi_input *in)
 	return err;
 }
 
-/* The section's bytes (inflated if compressed, within CFI_SECTION_MAX). */
-static bool section_input(Elf *elf, const char *name, struct cfi_input *in)
+/*
+ * The section's bytes: 1, or 0 when it has none.  A compressed one is
+ * inflated only within room bytes: -ENOSPC when it would take more, with
+ * *need the bytes it would.
+ */
+static int section_input(Elf *elf, const char *name, struct cfi_input *in,
+			 size_t room, size_t *need)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = elf_section_named(elf, name, &sh);
 	Elf_Data *d;
 
 	if (!scn || sh.sh_type == SHT_NOBITS)
-		return false;
+		return 0;
 	if (sh.sh_flags & SHF_COMPRESSED) {
 		GElf_Chdr ch;
 
-		if (!gelf_getchdr(scn, &ch) || ch.ch_size > CFI_SECTION_MAX ||
-		    elf_compress(scn, 0, 0) < 0)
-			return false;
+		if (!gelf_getchdr(scn, &ch))
+			return 0;
+		if (ch.ch_size > room || ch.ch_size > CFI_SECTION_MAX) {
+			*need = ch.ch_size;
+			return -ENOSPC;
+		}
+		if (elf_compress(scn, 0, 0) < 0)
+			return 0;
 	}
 	d = elf_getdata(scn, NULL);
 	if (!d || !d->d_buf || !d->d_size)
-		return false;
+		return 0;
 	in->data = d->d_buf;
 	in->size = d->d_size;
 	in->addr = sh.sh_addr;
-	return true;
+	return 1;
 }
 
 /* The executable PT_LOAD segments: only code has frames. */
@@ -1119,6 +1129,15 @@ static int build_some(struct cfi_table **out, const struct cfi_input *eh,
 int cfi_table_from_elf(struct cfi_table **out, const struct elf_file *ef,
 			const char *path, struct untrusted_skip *sk)
 {
+	size_t need;
+
+	return cfi_table_from_elf_room(out, ef, path, sk, CFI_SECTION_MAX, &need);
+}
+
+int cfi_table_from_elf_room(struct cfi_table **out, const struct elf_file *ef,
+			    const char *path, struct untrusted_skip *sk,
+			    size_t room, size_t *need)
+{
 	struct cfi_input eh = {}, dbg = { .debug_frame = true };
 	struct debuginfo di = {};
 	Elf *elf = elf_file_elf(ef);
@@ -1126,9 +1145,10 @@ int cfi_table_from_elf(struct cfi_table **out, const struct elf_file *ef,
 	struct cfi_seg *segs;
 	size_t nr_segs;
 	GElf_Ehdr ehdr;
-	int err;
+	int err, got;
 
 	*out = NULL;
+	*need = 0;
 	if (!gelf_getehdr(elf, &ehdr) || ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    ehdr.e_machine != EM_X86_64)
 		return -ENOTSUP;
@@ -1137,21 +1157,26 @@ int cfi_table_from_elf(struct cfi_table **out, const struct elf_file *ef,
 		return err;
 	eh.code = dbg.code = segs;
 	eh.nr_code = dbg.nr_code = nr_segs;
-	if (section_input(elf, ".eh_frame", &eh))
+	got = section_input(elf, ".eh_frame", &eh, room, need);
+	if (got > 0)
 		source = ".eh_frame";
-	if (section_input(elf, ".debug_frame", &dbg) && eh.data)
+	if (got >= 0)
+		got = section_input(elf, ".debug_frame", &dbg, room, need);
+	if (got > 0 && eh.data)
 		source = ".eh_frame and .debug_frame";
-	err = build_some(out, &eh, &dbg);
+	err = got < 0 ? got : build_some(out, &eh, &dbg);
 	if (err == -ENOENT && path && !dbg.data) {
 		/* a stripped file's .debug_frame went with its debug info */
 		const uint8_t *id;
 		size_t idn = elf_file_build_id(ef, &id);
 
+		got = 0;
 		if (!debuginfo_find(&di, path, elf, id, idn, sk))
-			for (int i = 0; i < DEBUGINFO_MAX && di.elf[i] && !dbg.data; i++)
-				section_input(di.elf[i], ".debug_frame", &dbg);
+			for (int i = 0; i < DEBUGINFO_MAX && di.elf[i] && !got; i++)
+				got = section_input(di.elf[i], ".debug_frame",
+						    &dbg, room, need);
 		source = "the debug file's .debug_frame";
-		err = build_some(out, &eh, &dbg);
+		err = got < 0 ? got : build_some(out, &eh, &dbg);
 	}
 	debuginfo_free(&di);
 	if (err) {

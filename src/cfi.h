@@ -56,6 +56,14 @@ struct cfi_input {
  */
 int cfi_table_from_elf(struct cfi_table **out, const struct elf_file *ef,
 			const char *path, struct untrusted_skip *sk);
+/*
+ * The same, inflating a compressed section only within room bytes (what
+ * the rows may still use): -ENOSPC when one would take more, *need then
+ * its size inflated, and nothing inflated.
+ */
+int cfi_table_from_elf_room(struct cfi_table **out, const struct elf_file *ef,
+			    const char *path, struct untrusted_skip *sk,
+			    size_t room, size_t *need);
 
 /* The table of one section's bytes, as above (no segments). */
 int cfi_table_parse(struct cfi_table **out, const struct cfi_input *in);

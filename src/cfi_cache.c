@@ -15,9 +15,21 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 /* the vDSO is a page or two of code: more than this is not one */
 #define VDSO_MAX	(1u << 20)
+/*
+ * No user's binaries push out another's: a user other than root (the
+ * owner of a file, or of a process for its vDSO) may hold at most a
+ * OWNER_SHARE-th of the rows and OWNER_BINS binaries, and one vDSO that
+ * is not the kernel's own (the kernel has one x86_64 vDSO; another is a
+ * 32-bit one, without a table, or one its process rewrote).  Root's
+ * vDSOs are counted the same.
+ */
+#define OWNER_SHARE	4
+#define OWNER_BINS	4096
+#define VDSO_PER_OWNER	1
 #define BUILD_ID_MAX	64
 
 /* One binary: its rows in the store, or why it has none. */
@@ -29,6 +41,19 @@ struct bin {
 	uint64_t base;
 	struct cfi_seg *segs;
 	size_t nr_segs;
+	uint8_t *mem;		/* a vDSO's bytes: what it is known by */
+	size_t mem_len;
+	uint64_t mem_hash;
+};
+
+/*
+ * What a user's binaries hold: the rows and binaries of files they own,
+ * and the vDSOs of their processes but the kernel's own (one that was
+ * rewritten, or a 32-bit one).
+ */
+struct owner_use {
+	uint32_t uid;
+	size_t rows, bins, vdsos;
 };
 
 /* (device, inode) of a file mapped somewhere: several may name one bin. */
@@ -51,7 +76,14 @@ struct cfi_cache {
 	size_t nr_bins, cap_bins;
 	struct htab by_ino;	/* of struct ino_slot */
 	struct htab by_id;	/* of struct id_slot */
-	size_t no_room_rows;
+	size_t no_room_rows, no_room_inflate;
+	struct owner_use *owners;
+	size_t nr_owners, cap_owners;
+	size_t *vdsos;		/* the bins of vDSOs: few, see OWNER_* */
+	size_t nr_vdsos, cap_vdsos;
+	uint8_t *own_vdso;	/* the kernel's vDSO, as this process has it */
+	size_t own_vdso_len;
+	bool own_vdso_read;
 	cfi_skip_fn on_skip;
 	void *on_skip_ctx;
 };
@@ -133,9 +165,14 @@ void cfi_cache_free(struct cfi_cache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->nr_bins; i++)
+	for (size_t i = 0; i < c->nr_bins; i++) {
 		free(c->bins[i].segs);
+		free(c->bins[i].mem);
+	}
 	free(c->bins);
+	free(c->owners);
+	free(c->vdsos);
+	free(c->own_vdso);
 	free(c->rows);
 	free(c->by_ino.slots);
 	free(c->by_id.slots);
@@ -190,12 +227,39 @@ static int add_ino(struct cfi_cache *c, const struct proc_map *m, int bin)
  * A new bin for t (NULL: err says why there is none), known by id and,
  * when m names a file, by its inode.  Returns its index or -ENOMEM.
  */
-static int add_bin(struct cfi_cache *c, const struct proc_map *m,
-		   const uint8_t *id, size_t idn, struct cfi_table *t, int err)
+static struct owner_use *owner_use(struct cfi_cache *c, uint32_t uid)
 {
+	struct owner_use *u;
+
+	for (size_t i = 0; i < c->nr_owners; i++)
+		if (c->owners[i].uid == uid)
+			return &c->owners[i];
+	if (VEC_GROW(c->owners, c->nr_owners, c->cap_owners, 16))
+		return NULL;
+	u = &c->owners[c->nr_owners++];
+	*u = (struct owner_use){ .uid = uid };
+	return u;
+}
+
+/* The rows of t would take more than u's share (none: root's). */
+static bool over_share(const struct cfi_cache *c, const struct owner_use *u,
+		       const struct cfi_table *t)
+{
+	return u && t->nr_rows > c->max_rows / OWNER_SHARE - u->rows;
+}
+
+static int add_bin(struct cfi_cache *c, const struct proc_map *m,
+		   const uint8_t *id, size_t idn, struct cfi_table *t, int err,
+		   uint32_t owner)
+{
+	struct owner_use *u = NULL;
 	struct bin *b;
 	int i;
 
+	if (owner && !(u = owner_use(c, owner)))
+		return -ENOMEM;
+	if (u && u->bins >= OWNER_BINS)
+		return -EDQUOT;
 	if (VEC_GROW(c->bins, c->nr_bins, c->cap_bins, 16) ||
 	    htab_reserve(&c->by_id, &id_ops))
 		return -ENOMEM;
@@ -204,7 +268,10 @@ static int add_bin(struct cfi_cache *c, const struct proc_map *m,
 	b->idn = idn <= BUILD_ID_MAX ? idn : 0;
 	memcpy(b->id, id, b->idn);
 	b->err = err;
-	if (t && t->nr_rows > c->max_rows - c->nr_rows) {
+	if (u)
+		u->bins++;
+	if (t && (t->nr_rows > c->max_rows - c->nr_rows ||
+		  over_share(c, u, t))) {
 		b->err = -ENOSPC;
 		c->no_room_rows += t->nr_rows;
 	} else if (t) {
@@ -219,6 +286,8 @@ static int add_bin(struct cfi_cache *c, const struct proc_map *m,
 		b->nr_segs = t->nr_segs;
 		t->segs = NULL;
 		c->nr_rows += t->nr_rows;
+		if (u)
+			u->rows += t->nr_rows;
 	}
 	i = (int)c->nr_bins++;
 	if (b->idn) {
@@ -249,19 +318,24 @@ static bool same_table(const struct cfi_cache *c, const struct bin *b,
  */
 static int bin_of(struct cfi_cache *c, const struct proc_map *m,
 		  struct elf_file *ef, const char *path, const uint8_t *id,
-		  size_t idn)
+		  size_t idn, uint32_t owner)
 {
 	struct untrusted_skip sk = {};
 	struct cfi_table *t = NULL;
 	int i = find_id(c, id, idn), err;
+	size_t need;
 
-	err = cfi_table_from_elf(&t, ef, path, &sk);
+	/* CFI that inflates to more than the rows' room left cannot fit */
+	err = cfi_table_from_elf_room(&t, ef, path, &sk, (c->max_rows -
+				      c->nr_rows) * sizeof(*c->rows), &need);
+	c->no_room_inflate += need;
 	if (sk.why && c->on_skip)
 		c->on_skip(c->on_skip_ctx, sk.what, sk.why);
 	if (i >= 0 && t && same_table(c, &c->bins[i], t))
 		i = add_ino(c, m, i) ? -ENOMEM : i;
 	else
-		i = add_bin(c, m, i < 0 ? id : NULL, i < 0 ? idn : 0, t, err);
+		i = add_bin(c, m, i < 0 ? id : NULL, i < 0 ? idn : 0, t, err,
+			    owner);
 	cfi_table_free(t);
 	return i;
 }
@@ -274,6 +348,7 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 	char root[4200];
 	const char *paths[2] = { root, m->path }, *path = NULL;
 	struct ino_slot *s;
+	struct stat st;
 	const uint8_t *id;
 	size_t idn;
 	int i;
@@ -285,10 +360,8 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 	}
 	snprintf(root, sizeof(root), "/proc/%u/root%s", pid, m->path);
 	for (i = 0; i < 2 && !ef; i++) {
-		struct stat st;
-
 		/* the file at the path may no longer be the one mapped */
-		if (m->ino && (stat(paths[i], &st) || st.st_ino != m->ino))
+		if (stat(paths[i], &st) || (m->ino && st.st_ino != m->ino))
 			continue;
 		if (!elf_file_open_own(&ef, paths[i], &sk))
 			path = paths[i];
@@ -296,49 +369,151 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 	if (sk.why && c->on_skip)
 		c->on_skip(c->on_skip_ctx, sk.what, sk.why);
 	if (!ef)
-		return add_bin(c, m, NULL, 0, NULL, -ENOENT);
+		return add_bin(c, m, NULL, 0, NULL, -ENOENT, 0);
 	idn = elf_file_build_id(ef, &id);
-	i = bin_of(c, m, ef, path, id, idn);
+	i = bin_of(c, m, ef, path, id, idn, st.st_uid);
 	elf_file_free(ef);
 	return i;
 }
 
-/* The vDSO as the process sees it: the kernel's, 64-bit or not. */
-static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
+/* len bytes at start in pid's memory, in a new buffer: 0 or -errno. */
+static int read_mem(uint32_t pid, uint64_t start, size_t len, uint8_t **out)
 {
-	uint64_t len = m->end - m->start, digest;
-	struct elf_file *ef;
-	const uint8_t *id;
 	char path[64];
-	size_t idn;
-	void *mem;
+	uint8_t *mem;
 	ssize_t n;
-	int fd, i;
+	int fd;
 
-	if (!len || len > VDSO_MAX)
-		return -EFBIG;
 	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	mem = malloc(len);
-	n = mem ? pread(fd, mem, len, (off_t)m->start) : -1;
+	n = mem ? pread(fd, mem, len, (off_t)start) : -1;
 	close(fd);
+	if (!mem)
+		return -ENOMEM;
 	if (n != (ssize_t)len) {
 		free(mem);
 		return -EIO;
 	}
-	digest = htab_hash_bytes(mem, len);
-	if (elf_file_from_memory(&ef, mem, len))
-		return add_bin(c, NULL, (const uint8_t *)&digest, sizeof(digest),
-			       NULL, -ENOEXEC);
-	idn = elf_file_build_id(ef, &id);
-	if (!idn) {
-		id = (const uint8_t *)&digest;
-		idn = sizeof(digest);
+	*out = mem;
+	return 0;
+}
+
+/* The process's real user, which the vDSO it rewrote is charged to. */
+static int uid_of(uint32_t pid, uint32_t *uid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (err && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u", uid) == 1)
+			err = 0;
+	fclose(f);
+	return err;
+}
+
+/* Whether mem is the kernel's x86_64 vDSO: the one this process has. */
+static bool kernel_vdso(struct cfi_cache *c, const uint8_t *mem, size_t len)
+{
+	if (!c->own_vdso_read) {
+		char *line = NULL;
+		size_t n = 0;
+		struct proc_map m;
+		FILE *f = fopen("/proc/self/maps", "re");
+
+		c->own_vdso_read = true;
+		while (f && !c->own_vdso && getline(&line, &n, f) > 0)
+			if (procs_parse_maps_line(line, &m) &&
+			    !strcmp(m.path, "[vdso]") && m.end - m.start <= VDSO_MAX &&
+			    (c->own_vdso = malloc(m.end - m.start))) {
+				c->own_vdso_len = m.end - m.start;
+				memcpy(c->own_vdso, (const void *)m.start,
+				       c->own_vdso_len);
+			}
+		free(line);
+		if (f)
+			fclose(f);
 	}
-	i = bin_of(c, NULL, ef, NULL, id, idn);
+	return c->own_vdso && len == c->own_vdso_len &&
+	       !memcmp(mem, c->own_vdso, len);
+}
+
+/*
+ * The vDSO as the process sees it, known by its bytes: a process can
+ * rewrite its own, so neither its build-id nor whose it is says what it
+ * holds.  The kernel's is shared by all; another is charged to the
+ * process's user (OWNER_* above).  -EDQUOT: that user has had theirs.
+ */
+static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
+{
+	uint64_t len = m->end - m->start, digest;
+	struct cfi_table *t = NULL;
+	struct owner_use *u = NULL;
+	struct elf_file *ef;
+	uint8_t *mem = NULL, *copy;
+	uint32_t uid = 0;
+	int i, err;
+	size_t need;
+
+	if (!len || len > VDSO_MAX)
+		return -EFBIG;
+	err = read_mem(pid, m->start, len, &mem);
+	if (err)
+		return err;
+	/* not by_id: a file's build-id may be any bytes, a digest too */
+	digest = htab_hash_bytes(mem, len);
+	for (size_t k = 0; k < c->nr_vdsos; k++) {
+		const struct bin *b = &c->bins[c->vdsos[k]];
+
+		if (b->mem_hash == digest && b->mem_len == len &&
+		    !memcmp(b->mem, mem, len)) {
+			free(mem);
+			return (int)c->vdsos[k];
+		}
+	}
+	if (!kernel_vdso(c, mem, len)) {
+		err = uid_of(pid, &uid);
+		u = err ? NULL : owner_use(c, uid);
+		if (!u || u->vdsos >= VDSO_PER_OWNER) {
+			free(mem);
+			return err ? err : u ? -EDQUOT : -ENOMEM;
+		}
+	}
+	copy = malloc(len);
+	if (!copy || VEC_GROW(c->vdsos, c->nr_vdsos, c->cap_vdsos, 4)) {
+		free(copy);
+		free(mem);
+		return -ENOMEM;
+	}
+	memcpy(copy, mem, len);
+	if (elf_file_from_memory(&ef, mem, len)) {
+		ef = NULL;
+		err = -ENOEXEC;
+	} else {
+		err = cfi_table_from_elf_room(&t, ef, NULL, NULL, (c->max_rows -
+					      c->nr_rows) * sizeof(*c->rows), &need);
+		c->no_room_inflate += need;
+	}
+	i = add_bin(c, NULL, NULL, 0, t, err, uid);
+	cfi_table_free(t);
 	elf_file_free(ef);
+	if (i < 0) {
+		free(copy);
+		return i;
+	}
+	c->bins[i].mem = copy;
+	c->bins[i].mem_len = len;
+	c->bins[i].mem_hash = digest;
+	c->vdsos[c->nr_vdsos++] = (size_t)i;
+	if (u)
+		owner_use(c, uid)->vdsos++;
 	return i;
 }
 
@@ -372,16 +547,49 @@ int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
 	return 0;
 }
 
+/* Entries by start address. */
+static int cmp_start(const void *a, const void *b)
+{
+	const struct sw_cfi_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * Of the n entries in v (by address), max into out, as cfi_cache_proc
+ * says: the main executable's (main[i]) first, then from the highest down.
+ */
+static size_t keep(const struct sw_cfi_map *v, const bool *main, size_t n,
+		   struct sw_cfi_map *out, size_t max)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k < max; i++)
+		if (main[i])
+			out[k++] = v[i];
+	for (size_t i = n; i-- > 0 && k < max;)
+		if (!main[i])
+			out[k++] = v[i];
+	qsort(out, k, sizeof(*out), cmp_start);
+	return k;
+}
+
 int cfi_cache_proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
-		    size_t max, size_t *nr, size_t *no_room)
+		    size_t max, size_t *nr, size_t *no_room, size_t *lines)
 {
 	char path[64], *line = NULL;
-	size_t len = 0;
+	size_t len = 0, n = 0, cap = 0, cap_main = 0;
+	struct sw_cfi_map *v = NULL;
+	bool *main = NULL;
 	struct proc_map m;
+	struct stat exe;
 	FILE *f;
 	int err = 0;
 
-	*nr = *no_room = 0;
+	*nr = *no_room = *lines = 0;
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	if (stat(path, &exe))
+		exe.st_ino = 0;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -390,18 +598,36 @@ int cfi_cache_proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
 		struct sw_cfi_map e;
 		int r;
 
+		(*lines)++;
 		if (!procs_parse_maps_line(line, &m) || !m.exec)
 			continue;
 		r = cfi_cache_map(c, pid, &m, &e);
 		if (r == -ENOMEM)
 			err = r;
-		else if (!r && *nr < max)
-			maps[(*nr)++] = e;
-		else if (!r)
-			(*no_room)++;
+		else if (r == -EDQUOT)
+			(*no_room)++;	/* its user has had their share */
+		else if (r)
+			continue;
+		else if (VEC_GROW(v, n, cap, 64) ||
+			 VEC_GROW(main, n, cap_main, 64))
+			err = -ENOMEM;
+		else {
+			/* its lowest: the kernel's, not a copy mapped later */
+			main[n] = m.ino && m.ino == exe.st_ino &&
+				  m.maj == major(exe.st_dev) &&
+				  m.min == minor(exe.st_dev);
+			exe.st_ino = main[n] ? 0 : exe.st_ino;
+			v[n++] = e;
+		}
 	}
 	free(line);
 	fclose(f);
+	if (!err) {
+		*nr = keep(v, main, n, maps, max);
+		*no_room += n - *nr;
+	}
+	free(v);
+	free(main);
 	return err;
 }
 
@@ -425,4 +651,5 @@ void cfi_cache_stats(const struct cfi_cache *c, struct cfi_stats *st)
 	st->rows = c->nr_rows;
 	st->bytes = c->nr_rows * sizeof(*c->rows);
 	st->no_room_rows = c->no_room_rows;
+	st->no_room_inflate = c->no_room_inflate;
 }

@@ -6,10 +6,15 @@
  * namespace, share one table without opening it again.  Another file with
  * the same build-id (libc in a container) shares it too, once its own
  * table has been built and found the same: a build-id can be forged.
- * The vDSO is read from the process that maps it, and shared the same way.
+ * The vDSO is read from the process that maps it and known by its bytes
+ * (a process may rewrite its own), shared by every process with the same.
  *
  * The store holds at most max_rows rows: a table that does not fit is
- * refused with -ENOSPC and counted, never cut short.
+ * refused with -ENOSPC and counted, never cut short.  So is one whose
+ * compressed CFI would inflate to more than the room left, uninflated.
+ * A user other than root may hold a quarter of the rows for the files
+ * they own, and one vDSO other than the kernel's (cfi_cache.c's OWNER_*):
+ * no user's binaries take another's room.
  */
 #ifndef SW_CFI_CACHE_H
 #define SW_CFI_CACHE_H
@@ -28,6 +33,8 @@ struct cfi_stats {
 	size_t no_cfi;		/* binaries without usable CFI */
 	size_t no_room;		/* binaries whose table did not fit */
 	size_t no_room_rows;	/* the rows those would have needed */
+	size_t no_room_inflate;	/* bytes of compressed CFI of those, refused
+				   uninflated: more than the room for rows */
 };
 
 int cfi_cache_new(struct cfi_cache **out, uint32_t max_rows);
@@ -44,8 +51,9 @@ void cfi_cache_on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx);
  * The BPF mapping entry for m, an executable mapping of pid (a file, opened
  * through /proc/PID/root first, or "[vdso]").  Returns 0; -ENOENT for a
  * mapping without CFI (anonymous memory, a file without CFI or that could
- * not be opened); -ENOSPC when its table did not fit; -ENOTSUP for no
- * x86_64 file; -E2BIG, -ERANGE for a table beyond bpf/cfi.h's limits.
+ * not be opened); -ENOSPC when its table did not fit; -EDQUOT when its
+ * user has had their share (not tried, not kept); -ENOTSUP for no x86_64
+ * file; -E2BIG, -ERANGE for a table beyond bpf/cfi.h's limits.
  * A binary that failed once is not tried again.
  */
 int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
@@ -54,10 +62,20 @@ int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
 /*
  * The entries of every executable mapping of pid that has a table, from
  * /proc/PID/maps, by address: at most max into maps, *nr of them;
- * *no_room: how many more there were.  Returns 0 or a negative errno.
+ * *no_room: how many were left out (past max, or -EDQUOT); *lines: how
+ * many lines the file had (what reading it cost).  Returns 0 or a
+ * negative errno.
+ *
+ * With more than max, those kept are the main executable's lowest (where
+ * the kernel mapped it: a copy mapped later is no more than any other
+ * mapping), then the others from the highest address down: the kernel
+ * puts ld.so and the libraries a process loads first highest, below its
+ * stack, and each later mapping lower (or in a gap between them), so the
+ * mappings a process made last (a loop of mmap, a thousand plugins) are
+ * the ones left out, not libc's.
  */
 int cfi_cache_proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
-		    size_t max, size_t *nr, size_t *no_room);
+		    size_t max, size_t *nr, size_t *no_room, size_t *lines);
 
 /* The store: what "cfi_rows" gets, index for index. */
 const struct sw_cfi_row *cfi_cache_rows(const struct cfi_cache *c, size_t *n);

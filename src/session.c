@@ -568,7 +568,7 @@ static void on_map(void *ctx, uint32_t pid, const struct proc_map *m)
 
 	symbolizer_prefetch(s->sym, pid, m);
 	if (s->unwind_live)
-		unwind_add_proc(s->unwind, pid);
+		unwind_mapped(s->unwind, pid);
 }
 
 /* The symbol sources, empty yet: kallsyms is read when first asked for. */
@@ -819,10 +819,23 @@ static void debug_attached(struct session *s)
 		ok - linked);
 }
 
-/* --debug, and a warning for tables that did not fit: never silently. */
-static void report_unwind(struct session *s, bool debug)
+/* "" for none, else "N MiB" (rounded up) */
+static const char *inflate_mib(size_t bytes, char *buf, size_t len)
+{
+	if (!bytes)
+		return "";
+	snprintf(buf, len, "%zu MiB", (bytes + (1u << 20) - 1) >> 20);
+	return buf;
+}
+
+/*
+ * --debug (what: "unwind tables", or "... at the end"), and a warning for
+ * tables that did not fit: never silently.
+ */
+static void report_unwind(struct session *s, bool debug, const char *what)
 {
 	struct unwind_stats st;
+	char mib[32];
 
 	unwind_stats(s->unwind, &st);
 	/* at the end, only what did not fit since */
@@ -832,16 +845,19 @@ static void report_unwind(struct session *s, bool debug)
 		return;
 	s->unwind_said = st;
 	if (debug)
-		fprintf(s->out, "unwind tables: %zu binaries, %zu rows, %zu of %llu "
-			"bytes; %zu processes, %zu mappings; %.1f ms\n",
+		fprintf(s->out, "%s: %zu binaries, %zu rows, %zu of %llu "
+			"bytes; %zu processes, %zu mappings; %.1f ms\n", what,
 			st.cfi.tables, st.cfi.rows, st.cfi.bytes,
 			(unsigned long long)s->wo.cfi_rows * sizeof(struct sw_cfi_row),
 			st.procs, st.maps, st.ms);
 	if (st.cfi.no_room)
-		fprintf(stderr, "%s: the unwind tables of %zu binaries (%zu rows) "
+		fprintf(stderr, "%s: the unwind tables of %zu binaries (%zu rows%s%s) "
 			"did not fit in --unwind-memory %u MiB: their frames are "
 			"found by frame pointers; give more\n", s->o.tool,
-			st.cfi.no_room, st.cfi.no_room_rows, s->o.unwind_mb);
+			st.cfi.no_room, st.cfi.no_room_rows,
+			st.cfi.no_room_inflate ? ", CFI that inflates to " : "",
+			inflate_mib(st.cfi.no_room_inflate, mib, sizeof(mib)),
+			s->o.unwind_mb);
 	if (st.procs_no_room || st.maps_no_room)
 		fprintf(stderr, "%s: %zu processes and %zu mappings had no room in "
 			"the unwind maps: their frames are found by frame "
@@ -1040,7 +1056,7 @@ int session_start(struct session *s)
 	/* the drain thread has stopped: from now on mappings load tables */
 	s->unwind_live = s->unwind != NULL;
 	if (s->unwind && !s->o.command)
-		report_unwind(s, s->o.debug);
+		report_unwind(s, s->o.debug, "unwind tables");
 	warn_skipped_targets(s);
 	if (s->o.pid && needs_semaphores(&s->targets)) {
 		e = semaphores(&s->targets, s->o.pid, 1);
@@ -1102,7 +1118,7 @@ int session_go(struct session *s)
 					"%s; its libraries' frames may be found by "
 					"frame pointers\n", s->o.tool,
 					s->o.command[0], strerror(-e));
-			report_unwind(s, s->o.debug);
+			report_unwind(s, s->o.debug, "unwind tables");
 		}
 		cmd_resume(&s->cmd);
 		e = 0;
@@ -1212,6 +1228,8 @@ void session_sync(struct session *s)
 	if (!s->sb)
 		return;
 	sideband_drain(s->sb);
+	if (s->unwind_live)
+		unwind_flush(s->unwind, false);
 	if (s->w && procs_nr_dead(s->procs) >= s->evict_at)
 		evict(s);
 }
@@ -1246,7 +1264,14 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 			return WAKE_TIMEOUT;
 		if (s->end_at >= 0 && (wake < 0 || s->end_at < wake))
 			wake = s->end_at;
-		timeout = wake < 0 ? -1 : (int)(wake - now);
+		/* a process's maps waiting to be read again */
+		if (s->unwind_live) {
+			double due = unwind_due(s->unwind);
+
+			if (due >= 0 && (wake < 0 || (long long)due + 1 < wake))
+				wake = (long long)due + 1;
+		}
+		timeout = wake < 0 ? -1 : wake > now ? (int)(wake - now) : 0;
 		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
 			return WAKE_END;
 		if (pfd[0].revents && handle_signals(s))
@@ -1360,8 +1385,10 @@ static void report_losses(struct session *s)
 			"user frames may show as [unknown]\n",
 			(unsigned long long)l.mappings);
 	/* tables of libraries and processes that came after the start */
-	if (s->unwind)
-		report_unwind(s, false);
+	if (s->unwind) {
+		unwind_flush(s->unwind, true);
+		report_unwind(s, s->o.debug, "unwind tables at the end");
+	}
 }
 
 /*

@@ -12,10 +12,31 @@
 #include "vec.h"
 
 struct unwind;
-static int add_proc(struct unwind *u, uint32_t pid);
+static int add_proc(struct unwind *u, uint32_t pid, size_t *lines);
+
+/*
+ * Reading a process's maps file again for every mapping it makes would
+ * cost the square of its mappings.  So each read is charged REREAD_MS,
+ * plus REREAD_MS_PER_LINE for each line the file had, to its process's
+ * clock, which runs ahead of now as it reads: a process may read at once
+ * while its clock is at most REREAD_BURST_MS ahead (hundreds of reads:
+ * every library a program loads), else its next read waits until it is.
+ */
+#define REREAD_MS		1.0
+#define REREAD_MS_PER_LINE	0.005
+#define REREAD_BURST_MS		1000.0
+
+/* A process read lately; pending: it has mapped since, unread. */
+struct reread {
+	uint32_t pid;
+	bool pending;
+	double paid;		/* its reads' cost, as a time to run ahead of now */
+};
 
 struct unwind {
 	struct cfi_cache *cache;
+	struct reread *rereads;
+	size_t nr_rereads, cap_rereads;
 	int rows_fd, procs_fd;
 	size_t pushed;		/* rows of the store already in the rows map */
 	struct sw_cfi_proc proc, old;	/* a process's list, as built and as was */
@@ -47,6 +68,7 @@ void unwind_free(struct unwind *u)
 	if (!u)
 		return;
 	cfi_cache_free(u->cache);
+	free(u->rereads);
 	free(u);
 }
 
@@ -122,13 +144,14 @@ static size_t reap(struct unwind *u)
 	return reaped;
 }
 
-int unwind_add_proc(struct unwind *u, uint32_t pid)
+/* As unwind_add_proc; *lines: what reading the maps file cost. */
+static int add_proc_lines(struct unwind *u, uint32_t pid, size_t *lines)
 {
-	int err = add_proc(u, pid);
+	int err = add_proc(u, pid, lines);
 
 	/* full: make room from processes that exited, and once more */
 	if (err == -E2BIG && reap(u))
-		err = add_proc(u, pid);
+		err = add_proc(u, pid, lines);
 	if (err == -E2BIG || err == -ENOSPC) {
 		u->procs_no_room++;
 		err = 0;
@@ -136,7 +159,97 @@ int unwind_add_proc(struct unwind *u, uint32_t pid)
 	return err;
 }
 
-static int add_proc(struct unwind *u, uint32_t pid)
+int unwind_add_proc(struct unwind *u, uint32_t pid)
+{
+	size_t lines;
+
+	return add_proc_lines(u, pid, &lines);
+}
+
+static struct reread *reread_of(struct unwind *u, uint32_t pid)
+{
+	for (size_t i = 0; i < u->nr_rereads; i++)
+		if (u->rereads[i].pid == pid)
+			return &u->rereads[i];
+	return NULL;
+}
+
+/* Read pid's maps again now, and charge it. */
+static int reread(struct unwind *u, uint32_t pid, double now)
+{
+	struct reread *r = reread_of(u, pid);
+	double paid = r && r->paid > now ? r->paid : now;
+	size_t lines = 0, k = 0;
+	int err = add_proc_lines(u, pid, &lines);
+
+	/* those with nothing to wait for, and nothing waiting, go */
+	for (size_t i = 0; i < u->nr_rereads; i++) {
+		r = &u->rereads[i];
+		if (r->pid != pid && (r->pending || r->paid > now))
+			u->rereads[k++] = *r;
+	}
+	u->nr_rereads = k;
+	if (VEC_GROW(u->rereads, u->nr_rereads, u->cap_rereads, 16))
+		return -ENOMEM;
+	u->rereads[u->nr_rereads++] = (struct reread){
+		pid, false, paid + REREAD_MS + lines * REREAD_MS_PER_LINE };
+	return err;
+}
+
+/* When r may read next. */
+static double next_read(const struct reread *r)
+{
+	return r->paid - REREAD_BURST_MS;
+}
+
+int unwind_mapped(struct unwind *u, uint32_t pid)
+{
+	struct reread *r = reread_of(u, pid);
+	double now = now_ms();
+
+	if (r && next_read(r) > now) {
+		r->pending = true;
+		return 0;
+	}
+	return reread(u, pid, now);
+}
+
+double unwind_due(const struct unwind *u)
+{
+	double due = -1;
+
+	for (size_t i = 0; i < u->nr_rereads; i++) {
+		const struct reread *r = &u->rereads[i];
+
+		if (r->pending && (due < 0 || next_read(r) < due))
+			due = next_read(r);
+	}
+	return due;
+}
+
+int unwind_flush(struct unwind *u, bool all)
+{
+	double now = now_ms();
+	int err = 0;
+
+	/* reread reorders the list: from the start again after each */
+	for (size_t i = 0; i < u->nr_rereads;) {
+		struct reread *r = &u->rereads[i];
+
+		if (r->pending && (all || next_read(r) <= now)) {
+			int e = reread(u, r->pid, now);
+
+			if (e == -ENOMEM)
+				err = e;
+			i = 0;
+		} else {
+			i++;
+		}
+	}
+	return err;
+}
+
+static int add_proc(struct unwind *u, uint32_t pid, size_t *lines)
 {
 	struct sw_cfi_proc *p = &u->proc, *old = &u->old;
 	bool known = !bpf_map_lookup_elem(u->procs_fd, &pid, old);
@@ -146,8 +259,9 @@ static int add_proc(struct unwind *u, uint32_t pid)
 
 	memset(p, 0, sizeof(*p));
 	err = cfi_cache_proc(u->cache, pid, p->maps, SW_CFI_PROC_MAPS, &nr,
-			     &no_room);
+			     &no_room, lines);
 	p->nr = nr;
+	p->no_room = no_room;
 	/*
 	 * No mappings: an exiting process's maps file is empty.  What it had
 	 * stays: its events may still be printed (and explained) after.  The
@@ -162,7 +276,12 @@ static int add_proc(struct unwind *u, uint32_t pid)
 	if (!err) {
 		u->procs += !known;
 		u->nmaps += nr - (known ? old->nr : 0);
-		u->maps_no_room += no_room;
+		/*
+		 * Each mapping left out once, however often it is read again:
+		 * only more than last time are new ones.
+		 */
+		if (!known || no_room > old->no_room)
+			u->maps_no_room += no_room - (known ? old->no_room : 0);
 	}
 out:
 	u->ms += now_ms() - t0;

@@ -3,7 +3,8 @@
  * The cfi walker's unwind tables in the kernel: every executable mapping
  * of a process, its binary's table built once (cfi_cache.h), pushed into
  * the BPF maps bpf/cfi.h lays out.  A process is (re)loaded whole from
- * /proc/PID/maps whenever it may have mapped something new.
+ * /proc/PID/maps whenever it may have mapped something new, at a bounded
+ * rate.
  *
  * Nothing is dropped silently: a table or a process that does not fit is
  * counted in the stats, which --debug prints and stackcount reports.
@@ -23,7 +24,9 @@ struct unwind_stats {
 	size_t procs;		/* processes with mappings in the kernel */
 	size_t maps;		/* their mappings with a table */
 	size_t procs_no_room;	/* processes the maps had no room for */
-	size_t maps_no_room;	/* mappings past SW_CFI_PROC_MAPS a process */
+	size_t maps_no_room;	/* mappings left out, each once: past
+				   SW_CFI_PROC_MAPS a process, or a vDSO
+				   past its user's (cfi_cache.c) */
 	double ms;		/* spent building and loading, in all */
 };
 
@@ -37,6 +40,17 @@ void unwind_on_skip(struct unwind *u, cfi_skip_fn fn, void *ctx);
 int unwind_add_proc(struct unwind *u, uint32_t pid);
 /* Every process there is now. */
 int unwind_add_all(struct unwind *u);
+
+/*
+ * pid mapped code: its maps are read again now, or, when they were read
+ * lately, once the wait after that read is over (unwind.c says how long):
+ * unwind_flush does it then.
+ */
+int unwind_mapped(struct unwind *u, uint32_t pid);
+/* When the next waiting read is due (now_ms's clock, ms), or -1: none. */
+double unwind_due(const struct unwind *u);
+/* The waiting reads that are due (all: every one): 0 or -ENOMEM. */
+int unwind_flush(struct unwind *u, bool all);
 
 /*
  * The row the walker used for address addr of pid: exact for the frame

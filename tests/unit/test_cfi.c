@@ -1112,7 +1112,7 @@ static void test_cache(const char *dir, const char *vdso_copy)
 	struct cfi_table *tl, *tv;
 	struct cfi_cache *c;
 	struct proc_map m;
-	size_t nr[2], room[2];
+	size_t nr[2], room[2], lines;
 	int in[2] = { -1, -1 };
 	pid_t pid[2];
 
@@ -1127,10 +1127,12 @@ static void test_cache(const char *dir, const char *vdso_copy)
 	    cfi_cache_new(&c, SW_CFI_ROWS_DEFAULT))
 		goto out;
 
-	CHECK(!cfi_cache_proc(c, pid[0], maps[0], SW_CFI_PROC_MAPS, &nr[0], &room[0]),
+	CHECK(!cfi_cache_proc(c, pid[0], maps[0], SW_CFI_PROC_MAPS, &nr[0], &room[0],
+			       &lines),
 	      "first process");
 	cfi_cache_stats(c, &st1);
-	CHECK(!cfi_cache_proc(c, pid[1], maps[1], SW_CFI_PROC_MAPS, &nr[1], &room[1]),
+	CHECK(!cfi_cache_proc(c, pid[1], maps[1], SW_CFI_PROC_MAPS, &nr[1], &room[1],
+			       &lines),
 	      "second process");
 	cfi_cache_stats(c, &st2);
 	/* fx_cfi, libc, ld.so, the vDSO: each once, shared by the second */
