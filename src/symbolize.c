@@ -265,6 +265,8 @@ static void open_slot(struct symbolizer *s, struct file_slot *f,
 {
 	struct untrusted_skip sk = { .budget = &s->budget };
 
+	f->ef = NULL;
+	f->cut = false;
 	if (root)
 		f->ef = open_checked(root, f->ino, &sk, &f->cut);
 	if (!f->ef) {
