@@ -50,6 +50,7 @@ _stackwalk_complete()
 		return 0
 		;;
 	-c | --cpu | -i | --interval | -D | --duration | --stack-storage-size | --unwind-memory | \
+		--file-memory | \
 		--perf-buffer-pages)
 		return 0	# a number: nothing to offer
 		;;
@@ -61,7 +62,7 @@ _stackwalk_complete()
 		mapfile -t COMPREPLY < <(compgen -W "$* -h --help -p --pid -c --cpu
 			-D --duration -r --regexp -K --kernel-stacks-only
 			-U --user-stacks-only --debug --walker --stack-storage-size --unwind-memory
-			--legacy --kernel-features --no-demangle --version" -- "$cur")
+			--file-memory --legacy --kernel-features --no-demangle --version" -- "$cur")
 	else
 		# the pattern: a path is the start of one (./app:func)
 		compopt -o filenames 2> /dev/null || true

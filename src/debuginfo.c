@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 #include "debuginfo.h"
+#include "elf_image.h"
 #include "untrusted.h"
 
 static const char *debug_dir(void)
@@ -52,48 +52,47 @@ static Elf_Data *section_data(Elf *elf, const char *name)
 	return data;
 }
 
-static int add(struct debuginfo *d, Elf *elf, void *mem)
+static int add(struct debuginfo *d, Elf *elf, struct elf_image *img, void *mem)
 {
 	for (int i = 0; i < DEBUGINFO_MAX; i++) {
 		if (!d->elf[i]) {
 			d->elf[i] = elf;
+			d->img[i] = img;
 			d->mem[i] = mem;
 			return 0;
 		}
 	}
 	elf_end(elf);
+	elf_image_free(img);
 	free(mem);
 	return -ENOSPC;
 }
 
 /* An ELF file with a symbol table; its CRC checked when asked. */
-static Elf *open_debug(const char *path, uint32_t crc, bool check_crc,
-		       void **mem, struct untrusted_skip *sk)
+static Elf *open_debug(struct debuginfo *d, const char *path, uint32_t crc,
+		       bool check_crc, struct elf_image **img,
+		       struct untrusted_skip *sk)
 {
-	const char *image;
-	size_t size;
 	int err;
-	Elf *elf = untrusted_elf(path, mem, &err, sk);
+	Elf *elf = elf_image_open(path, check_crc ? ELF_IMAGE_CRC32 : 0, img,
+				  &err, sk);
 
-	if (!elf || !check_crc)
-		return elf;
-	/* of the bytes held, not read again: the file cannot change between */
-	image = elf_rawfile(elf, &size);
-	if (image && crc32(crc32(0, Z_NULL, 0), (const Bytef *)image, size) == crc)
+	d->cut |= err == -EDQUOT;
+	if (!elf || !check_crc || elf_image_crc32(*img) == crc)
 		return elf;
 	elf_end(elf);
-	free(*mem);
-	*mem = NULL;
+	elf_image_free(*img);
+	*img = NULL;
 	return NULL;
 }
 
 static int by_build_id(struct debuginfo *d, const uint8_t *id, size_t n,
 		       struct untrusted_skip *sk)
 {
+	struct elf_image *img;
 	char path[4096];
 	size_t len;
 	Elf *elf;
-	void *mem;
 
 	if (n < 2)
 		return -ENOENT;
@@ -101,8 +100,8 @@ static int by_build_id(struct debuginfo *d, const uint8_t *id, size_t n,
 	for (size_t i = 1; i < n && len + 3 < sizeof(path); i++)
 		len += snprintf(path + len, sizeof(path) - len, "%02x", id[i]);
 	snprintf(path + len, sizeof(path) - len, ".debug");
-	elf = open_debug(path, 0, false, &mem, sk);
-	return elf ? add(d, elf, mem) : -ENOENT;
+	elf = open_debug(d, path, 0, false, &img, sk);
+	return elf ? add(d, elf, img, NULL) : -ENOENT;
 }
 
 /* .gnu_debuglink: a file name, padding to 4 bytes, then the file's CRC32. */
@@ -112,10 +111,10 @@ static int by_debuglink(struct debuginfo *d, const char *path, Elf *elf,
 	char dir[4096], cand[8192];
 	const char *slash = strrchr(path, '/');
 	Elf_Data *data = section_data(elf, ".gnu_debuglink");
+	struct elf_image *img;
 	const char *name;
 	uint32_t crc;
 	size_t off;
-	void *mem;
 
 	if (!data)
 		return -ENOENT;
@@ -136,9 +135,9 @@ static int by_debuglink(struct debuginfo *d, const char *path, Elf *elf,
 			snprintf(cand, sizeof(cand), fmt[i], debug_dir(), dir, name);
 		if (!strcmp(cand, path))
 			continue;	/* the link names the file itself */
-		e = open_debug(cand, crc, true, &mem, sk);
+		e = open_debug(d, cand, crc, true, &img, sk);
 		if (e)
-			return add(d, e, mem);
+			return add(d, e, img, NULL);
 	}
 	return -ENOENT;
 }
@@ -195,21 +194,28 @@ static int by_debugdata(struct debuginfo *d, const char *path, Elf *elf,
 		free(out);
 		return r == LZMA_MEMLIMIT_ERROR ? -EFBIG : -EINVAL;
 	}
+	if (d->budget && !untrusted_charge(d->budget, len)) {
+		d->cut = true;
+		free(out);
+		return -EDQUOT;
+	}
 	mini = elf_memory((char *)out, len);
 	if (!mini || elf_kind(mini) != ELF_K_ELF) {
 		if (mini)
 			elf_end(mini);
+		if (d->budget)
+			untrusted_release(d->budget, len);
 		free(out);
 		return -EINVAL;
 	}
-	return add(d, mini, out);
+	d->held += d->budget ? len : 0;
+	return add(d, mini, NULL, out);
 }
 
 int debuginfo_find(struct debuginfo *d, const char *path, Elf *elf,
 		   const uint8_t *build_id, size_t build_id_size,
 		   struct untrusted_skip *sk)
 {
-	memset(d, 0, sizeof(*d));
 	/* a full debug file first; MiniDebugInfo adds to .dynsym alone */
 	if (by_build_id(d, build_id, build_id_size, sk) &&
 	    by_debuglink(d, path, elf, sk))
@@ -222,8 +228,13 @@ void debuginfo_free(struct debuginfo *d)
 	for (int i = 0; i < DEBUGINFO_MAX; i++) {
 		if (d->elf[i])
 			elf_end(d->elf[i]);
+		elf_image_free(d->img[i]);
 		free(d->mem[i]);
 		d->elf[i] = NULL;
+		d->img[i] = NULL;
 		d->mem[i] = NULL;
 	}
+	if (d->budget)
+		untrusted_release(d->budget, d->held);
+	d->held = 0;
 }

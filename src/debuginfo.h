@@ -15,6 +15,7 @@
 #ifndef SW_DEBUGINFO_H
 #define SW_DEBUGINFO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <gelf.h>
@@ -24,15 +25,26 @@
 #define DEBUGDATA_MAX (64ULL << 20)
 
 struct untrusted_skip;
+struct untrusted_budget;
+struct elf_image;
 
 struct debuginfo {
 	Elf *elf[DEBUGINFO_MAX];	/* what holds the symbols; NULL ends */
-	void *mem[DEBUGINFO_MAX];	/* a file read, or MiniDebugInfo */
+	struct elf_image *img[DEBUGINFO_MAX];	/* a debug file's */
+	void *mem[DEBUGINFO_MAX];	/* MiniDebugInfo */
+	/*
+	 * Set by the caller: where MiniDebugInfo is charged, for a file that
+	 * users other than root can write (elf_image_budget); NULL: nowhere.
+	 */
+	struct untrusted_budget *budget;
+	uint64_t held;			/* charged to budget */
+	bool cut;			/* a source did not fit in a budget */
 };
 
 /*
- * 0 when at least one source was found; -ENOENT otherwise.  A source
- * refused (not a regular file, too large) is recorded in sk.
+ * d zeroed but for its budget.  0 when at least one source was found;
+ * -ENOENT otherwise.  A source refused (not a regular file, too large) is
+ * recorded in sk; one that did not fit in the budget of sk, in d->cut.
  */
 int debuginfo_find(struct debuginfo *d, const char *path, Elf *elf,
 		   const uint8_t *build_id, size_t build_id_size,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "elf_file.h"
 #include "debuginfo.h"
+#include "elf_image.h"
 #include "untrusted.h"
 #include "vec.h"
 
@@ -27,9 +28,10 @@ struct load {
 
 struct elf_file {
 	Elf *elf;
-	void *mem;		/* the file read into memory, or NULL: mapped */
+	struct elf_image *img;	/* the file's, or NULL: mem */
+	void *mem;		/* an image from memory (the vDSO) */
 	int type;
-	const char *image;	/* the whole file, mapped or read by libelf */
+	const char *image;	/* the whole file as libelf has it */
 	size_t image_size;
 	struct entry *syms;
 	size_t nr_syms;
@@ -45,7 +47,15 @@ struct elf_file {
 	size_t build_id_size;
 	/* symbols found elsewhere: a debug file, MiniDebugInfo */
 	struct debuginfo debug;
+	bool cut;		/* some symbols did not fit in the budget */
 };
+
+/*
+ * What the symbols of a table cost here, each: its entry with room to
+ * grow, and its ranges (see flatten).  Charged to the file's budget.
+ */
+#define SYM_COST (2 * sizeof(struct entry) + 2 * sizeof(struct range) + \
+		  sizeof(size_t))
 
 static uint64_t sym_end(const struct elf_sym *s)
 {
@@ -121,9 +131,12 @@ static bool wanted(Elf *elf, const GElf_Sym *s)
 	}
 }
 
-/* Symbols of one table of elf (ef's own, or a debug file's) into ef. */
-static int add_table(struct elf_file *ef, Elf *elf, Elf_Scn *scn,
-		     const GElf_Shdr *sh, size_t *cap)
+/*
+ * Symbols of one table of elf (ef's own, or a debug file's, img) into ef;
+ * -EDQUOT when they do not fit in img's budget.
+ */
+static int add_table(struct elf_file *ef, Elf *elf, struct elf_image *img,
+		     Elf_Scn *scn, const GElf_Shdr *sh, size_t *cap)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t i, n;
@@ -131,6 +144,8 @@ static int add_table(struct elf_file *ef, Elf *elf, Elf_Scn *scn,
 	if (!data || !sh->sh_entsize)
 		return 0;
 	n = sh->sh_size / sh->sh_entsize;
+	if (img && !elf_image_charge(img, (uint64_t)n * SYM_COST))
+		return -EDQUOT;
 	for (i = 1; i < n; i++) {
 		GElf_Sym s;
 		const char *name;
@@ -222,7 +237,8 @@ static int flatten(struct elf_file *ef)
 
 /* .symtab and .dynsym overlap; one entry per (address, name) remains. */
 /* The symbol tables of elf into ef; *symtab tells whether one was .symtab. */
-static int add_tables(struct elf_file *ef, Elf *elf, size_t *cap, bool *symtab)
+static int add_tables(struct elf_file *ef, Elf *elf, struct elf_image *img,
+		      size_t *cap, bool *symtab)
 {
 	Elf_Scn *scn = NULL;
 	int err;
@@ -235,7 +251,7 @@ static int add_tables(struct elf_file *ef, Elf *elf, size_t *cap, bool *symtab)
 		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
 			continue;
 		*symtab |= sh.sh_type == SHT_SYMTAB;
-		err = add_table(ef, elf, scn, &sh, cap);
+		err = add_table(ef, elf, img, scn, &sh, cap);
 		if (err)
 			return err;
 	}
@@ -254,17 +270,25 @@ static int load_syms(struct elf_file *ef, const char *path,
 	bool symtab = false, debug_symtab = false;
 	int err;
 
-	err = add_tables(ef, ef->elf, &cap, &symtab);
+	err = add_tables(ef, ef->elf, ef->img, &cap, &symtab);
 	if (err)
 		return err;
+	if (ef->img)
+		ef->debug.budget = elf_image_budget(ef->img);
 	if (!symtab && path && !debuginfo_find(&ef->debug, path, ef->elf, ef->build_id,
 				       ef->build_id_size, sk)) {
 		for (i = 0; i < DEBUGINFO_MAX && ef->debug.elf[i]; i++) {
-			err = add_tables(ef, ef->debug.elf[i], &cap, &debug_symtab);
-			if (err)
+			/* MiniDebugInfo is the file's own, charged as it */
+			err = add_tables(ef, ef->debug.elf[i], ef->debug.img[i] ?
+					 ef->debug.img[i] : ef->img, &cap,
+					 &debug_symtab);
+			if (err == -EDQUOT)
+				ef->debug.cut = true;
+			else if (err)
 				return err;
 		}
 	}
+	ef->cut = ef->debug.cut;
 	if (!ef->nr_syms)
 		return 0;
 
@@ -371,9 +395,12 @@ static int load(struct elf_file *ef, const char *path, struct untrusted_skip *sk
 	return load_syms(ef, path, sk);
 }
 
-/* debug: whether to look for its debug file (see load_syms) */
+/*
+ * debug: whether to look for its debug file (see load_syms); code: whether
+ * elf_file_read is to read code (see elf_image.h).
+ */
 static int open_path(struct elf_file **out, const char *path, bool debug,
-		     struct untrusted_skip *sk)
+		     bool code, struct untrusted_skip *sk)
 {
 	struct elf_file *ef;
 	int err;
@@ -382,7 +409,8 @@ static int open_path(struct elf_file **out, const char *path, bool debug,
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return -ENOMEM;
-	ef->elf = untrusted_elf(path, &ef->mem, &err, sk);
+	ef->elf = elf_image_open(path, code ? ELF_IMAGE_CODE : 0, &ef->img,
+				 &err, sk);
 	if (ef->elf)
 		err = load(ef, debug ? path : NULL, sk);
 	if (err) {
@@ -396,13 +424,19 @@ static int open_path(struct elf_file **out, const char *path, bool debug,
 int elf_file_open(struct elf_file **out, const char *path,
 		   struct untrusted_skip *sk)
 {
-	return open_path(out, path, true, sk);
+	return open_path(out, path, true, false, sk);
+}
+
+int elf_file_open_code(struct elf_file **out, const char *path,
+		       struct untrusted_skip *sk)
+{
+	return open_path(out, path, true, true, sk);
 }
 
 int elf_file_open_own(struct elf_file **out, const char *path,
 		       struct untrusted_skip *sk)
 {
-	return open_path(out, path, false, sk);
+	return open_path(out, path, false, false, sk);
 }
 
 int elf_file_from_memory(struct elf_file **out, void *mem, size_t size)
@@ -440,6 +474,7 @@ void elf_file_free(struct elf_file *ef)
 	debuginfo_free(&ef->debug);
 	if (ef->elf)
 		elf_end(ef->elf);
+	elf_image_free(ef->img);
 	free(ef->mem);
 	free(ef->syms);
 	free(ef->ranges);
@@ -565,12 +600,19 @@ bool elf_file_whole(const struct elf_file *ef, size_t *size)
 ssize_t elf_file_read(const struct elf_file *ef, uint64_t offset, void *buf,
 		       size_t len)
 {
+	if (ef->img)
+		return elf_image_read(ef->img, offset, buf, len);
 	if (offset >= ef->image_size)
 		return offset == ef->image_size ? 0 : -ERANGE;
 	if (len > ef->image_size - offset)
 		len = ef->image_size - offset;
 	memcpy(buf, ef->image + offset, len);
 	return len;
+}
+
+bool elf_file_cut(const struct elf_file *ef)
+{
+	return ef->cut;
 }
 
 struct Elf *elf_file_elf(const struct elf_file *ef)

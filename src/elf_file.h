@@ -25,12 +25,16 @@ struct elf_sym {
 struct untrusted_skip;
 
 /*
- * Open path as untrusted.h says; *out is NULL on error.  Returns 0 or a
- * negative errno.  sk (may be NULL) gets what was refused: the file
- * itself, or (with 0 returned) a debug file or MiniDebugInfo of it.
+ * Open path as elf_image.h says; *out is NULL on error.  Returns 0 or a
+ * negative errno: -EDQUOT when the file or its symbols did not fit in the
+ * budget of sk.  sk (may be NULL) gets what was refused: the file itself,
+ * or (with 0 returned) a debug file or MiniDebugInfo of it.
  */
 int elf_file_open(struct elf_file **out, const char *path,
 		   struct untrusted_skip *sk);
+/* The same, for elf_file_read of its code (a probe's target). */
+int elf_file_open_code(struct elf_file **out, const char *path,
+		       struct untrusted_skip *sk);
 /*
  * The same without looking for its debug file, for readers of the file's
  * own sections: a debug file refused is then said once, by whoever names
@@ -89,7 +93,13 @@ bool elf_file_whole(const struct elf_file *ef, size_t *size);
 ssize_t elf_file_read(const struct elf_file *ef, uint64_t offset, void *buf,
 		       size_t len);
 
-/* The libelf handle, valid as long as ef; for parsers of other sections. */
+/* Whether symbols of its debug file or MiniDebugInfo did not fit. */
+bool elf_file_cut(const struct elf_file *ef);
+
+/*
+ * The libelf handle, valid as long as ef; for parsers of other sections
+ * (of a file read in part, only those elf_image.h lists have their bytes).
+ */
 struct Elf *elf_file_elf(const struct elf_file *ef);
 
 #endif /* SW_ELF_FILE_H */

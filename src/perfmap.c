@@ -8,24 +8,31 @@
 #include <unistd.h>
 #include "perfmap.h"
 #include "untrusted.h"
-#include "vec.h"
 
 struct jit_sym {
 	uint64_t start, end;
-	char *name;
+	size_t name;		/* its offset in names */
 };
 
 struct perfmap {
 	uint32_t pid;
 	off_t size;		/* of the file when read: JITs append */
 	bool refused;		/* said once: not again when it grows */
+	bool cut;		/* read in part: the rest did not fit */
+	bool cut_counted;
 	struct jit_sym *v;
-	size_t n;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+	/* what v and names are charged to: a map users other than root can write */
+	struct untrusted_budget *budget, own;
+	uint64_t held;
 };
 
 struct perfmaps {
 	struct perfmap *v;
 	size_t n;
+	size_t cut;		/* maps read in part, each counted once */
 };
 
 int perfmaps_new(struct perfmaps **out)
@@ -43,29 +50,80 @@ static int by_start(const void *a, const void *b)
 
 static void clear(struct perfmap *pm)
 {
-	for (size_t i = 0; i < pm->n; i++)
-		free(pm->v[i].name);
 	free(pm->v);
+	free(pm->names);
 	pm->v = NULL;
-	pm->n = 0;
+	pm->names = NULL;
+	pm->n = pm->cap = pm->names_len = pm->names_cap = 0;
+	if (pm->budget)
+		untrusted_release(pm->budget, pm->held);
+	pm->held = 0;
+	pm->budget = NULL;
+}
+
+/*
+ * Room for need elements of size in *v of *cap, doubling, charged to the
+ * budget of pm: false when they do not fit.
+ */
+static bool grow(struct perfmap *pm, void *v, size_t *cap, size_t need,
+		 size_t size)
+{
+	size_t want = *cap ? *cap : 4096 / size, more;
+	void *p;
+
+	if (need <= *cap)
+		return true;
+	while (want < need)
+		want *= 2;
+	more = (want - *cap) * size;
+	if (pm->budget && !untrusted_charge(pm->budget, more))
+		return false;
+	memcpy(&p, v, sizeof(p));
+	p = realloc(p, want * size);
+	if (!p) {
+		if (pm->budget)
+			untrusted_release(pm->budget, more);
+		return false;
+	}
+	memcpy(v, &p, sizeof(p));
+	pm->held += pm->budget ? more : 0;
+	*cap = want;
+	return true;
+}
+
+/* One entry; false when it did not fit. */
+static bool add(struct perfmap *pm, uint64_t start, uint64_t len,
+		const char *name)
+{
+	size_t k = strlen(name) + 1;
+
+	if (!grow(pm, &pm->v, &pm->cap, pm->n + 1, sizeof(*pm->v)) ||
+	    !grow(pm, &pm->names, &pm->names_cap, pm->names_len + k, 1))
+		return false;
+	memcpy(pm->names + pm->names_len, name, k);
+	pm->v[pm->n++] = (struct jit_sym){ start, start + len, pm->names_len };
+	pm->names_len += k;
+	return true;
 }
 
 /*
  * As perf does, only a map its process's owner or root wrote is believed:
- * anyone can create /tmp/perf-PID.map for someone else's PID.
+ * anyone can create /tmp/perf-PID.map for someone else's PID.  One that
+ * users other than root can write is read as far as the budget of sk
+ * goes (its own UNTRUSTED_BUDGET_DEFAULT without one).
  */
 static void load(struct perfmap *pm, const char *path, off_t size,
 		 uint32_t uid, struct untrusted_skip *sk)
 {
 	unsigned long long start, len;
 	char line[4096], name[4096];
-	size_t cap = 0;
 	struct stat st;
 	FILE *f = NULL;
 	int fd;
 
 	clear(pm);
 	pm->size = size;
+	pm->cut = false;
 	fd = untrusted_open(path, UNTRUSTED_NOFOLLOW, &st, pm->refused ? NULL : sk);
 	if (fd >= 0 && st.st_uid && st.st_uid != uid) {
 		if (!pm->refused)
@@ -76,21 +134,19 @@ static void load(struct perfmap *pm, const char *path, off_t size,
 	}
 	if (fd == -EINVAL || fd == -EFBIG || fd == -EPERM)
 		pm->refused = true;
+	if (fd >= 0 && !untrusted_only_root(fd, &st)) {
+		pm->own.limit = UNTRUSTED_BUDGET_DEFAULT;
+		pm->budget = sk && sk->budget ? sk->budget : &pm->own;
+	}
 	if (fd >= 0 && !(f = fdopen(fd, "r")))
 		close(fd);
 	while (f && fgets(line, sizeof(line), f)) {
-		struct jit_sym *s;
-
 		if (sscanf(line, "%llx %llx %4095[^\n]", &start, &len, name) != 3)
 			continue;
-		if (VEC_GROW(pm->v, pm->n, cap, 256))
+		if (!add(pm, start, len, name)) {
+			pm->cut = true;
 			break;
-		s = &pm->v[pm->n];
-		s->start = start;
-		s->end = start + len;
-		s->name = strdup(name);
-		if (s->name)
-			pm->n++;
+		}
 	}
 	if (f)
 		fclose(f);
@@ -130,8 +186,13 @@ const char *perfmaps_find(struct perfmaps *m, uint32_t pid, uint32_t uid,
 		return NULL;
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
 	/* lstat: what the map is, is for untrusted_open to say */
-	if (!lstat(path, &st) && st.st_size != pm->size)
+	if (!lstat(path, &st) && st.st_size != pm->size) {
 		load(pm, path, st.st_size, uid, sk);
+		if (pm->cut && !pm->cut_counted) {
+			pm->cut_counted = true;
+			m->cut++;
+		}
+	}
 	hi = pm->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -144,7 +205,20 @@ const char *perfmaps_find(struct perfmaps *m, uint32_t pid, uint32_t uid,
 	if (!lo || addr >= pm->v[lo - 1].end)
 		return NULL;
 	*start = pm->v[lo - 1].start;
-	return pm->v[lo - 1].name;
+	return pm->names + pm->v[lo - 1].name;
+}
+
+bool perfmaps_cut(const struct perfmaps *m, uint32_t pid)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].pid == pid)
+			return m->v[i].cut;
+	return false;
+}
+
+size_t perfmaps_nr_cut(const struct perfmaps *m)
+{
+	return m->cut;
 }
 
 void perfmaps_free(struct perfmaps *m)

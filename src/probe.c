@@ -465,10 +465,17 @@ static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 	if (!p->libpath)
 		return oom(err, errlen, "resolving", p->lib);
 	/* a debug file refused here is said when the symbolizer meets it */
-	e = elf_file_open(ef, path, &sk);
+	e = elf_file_open_code(ef, path, &sk);
 	if (e && sk.why)
 		return fail(err, errlen, e, "cannot read %s: %s",
 			    untrusted_escape(shown, sizeof(shown), sk.what), sk.why);
+	if (e == -EDQUOT)
+		return fail(err, errlen, e, "cannot read %s: its symbols need "
+			    "more than the %llu MiB a file that users other "
+			    "than root can write may take; give the path of a "
+			    "copy only root can change",
+			    untrusted_escape(shown, sizeof(shown), path),
+			    UNTRUSTED_BUDGET_DEFAULT >> 20);
 	if (e)
 		return fail(err, errlen, e, "cannot read %s as ELF: %s",
 			    untrusted_escape(shown, sizeof(shown), path),

@@ -105,6 +105,7 @@ void session_opts_init(struct session_opts *o, const char *tool, char **argv,
 	o->cpu = -1;
 	o->storage = DEFAULT_STORAGE;
 	o->unwind_mb = DEFAULT_UNWIND_MB;
+	o->file_mb = UNTRUSTED_BUDGET_DEFAULT >> 20;
 	for (int i = 1; i < *argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			o->command = &argv[i + 1];
@@ -162,6 +163,13 @@ int session_option(struct session_opts *o, int c, const char *arg)
 			return session_die(t, "invalid --unwind-memory '%s'; give "
 					   "MiB for unwind tables, 1 to 1024", arg) + 1;
 		o->unwind_mb = v;
+		return 0;
+	case OPT_FILE_MEMORY:
+		if (session_parse_long(arg, 1, 4096, &v))
+			return session_die(t, "invalid --file-memory '%s'; give "
+					   "MiB for other users' files, 1 to "
+					   "4096", arg) + 1;
+		o->file_mb = v;
 		return 0;
 	case OPT_LEGACY:
 		if (kversion_parse(arg ? arg : "4.4", &o->legacy) ||
@@ -580,6 +588,8 @@ static int open_symbols(struct session *s)
 		err = symbolizer_new(&s->sym, s->procs);
 	if (!err && s->o.no_demangle)
 		symbolizer_set_demangle(s->sym, false);
+	if (!err)
+		symbolizer_set_budget(s->sym, (uint64_t)s->o.file_mb << 20);
 	if (!err)
 		symbolizer_on_skip(s->sym, warn_skip, s);
 	return err;
@@ -1356,6 +1366,27 @@ size_t session_loss_line(const struct session *s, const struct session_losses *l
 	return n < len ? n : len - 1;
 }
 
+/* Names not read for want of --file-memory: never silently. */
+static void report_cut(struct session *s)
+{
+	struct symbolizer_cut c;
+	char files[64] = "", maps[64] = "";
+
+	symbolizer_cut(s->sym, &c);
+	if (!c.files && !c.perfmaps)
+		return;
+	if (c.files)
+		snprintf(files, sizeof(files), "%zu file%s%s", c.files,
+			 c.files == 1 ? "" : "s", c.perfmaps ? " and " : "");
+	if (c.perfmaps)
+		snprintf(maps, sizeof(maps), "%zu perf map%s", c.perfmaps,
+			 c.perfmaps == 1 ? "" : "s");
+	fprintf(stderr, "%s: %s%s that users other than root can write did not "
+		"fit in --file-memory %u MiB, which left %llu frame%s [unknown]; "
+		"give more\n", s->o.tool, files, maps, s->o.file_mb,
+		(unsigned long long)c.frames, c.frames == 1 ? "" : "s");
+}
+
 /* Nothing lost silently: every loss the kernel side counted, said once. */
 static void report_losses(struct session *s)
 {
@@ -1389,6 +1420,8 @@ static void report_losses(struct session *s)
 		unwind_flush(s->unwind, true);
 		report_unwind(s, s->o.debug, "unwind tables at the end");
 	}
+	if (s->sym)
+		report_cut(s);
 }
 
 /*

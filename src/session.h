@@ -38,6 +38,7 @@ struct session_opts {
 	enum walker_sink sink;
 	__u32 storage, legacy;
 	__u32 unwind_mb;		/* --unwind-memory: the cfi walker's rows */
+	__u32 file_mb;			/* --file-memory: other users' files */
 	char **command;
 };
 
@@ -82,7 +83,7 @@ struct session {
 /* Long options both tools take; their codes, past any character. */
 enum {
 	OPT_DEBUG = 256, OPT_WALKER, OPT_STORAGE, OPT_LEGACY, OPT_FEATURES,
-	OPT_NO_DEMANGLE, OPT_VERSION, OPT_UNWIND_MEMORY,
+	OPT_NO_DEMANGLE, OPT_VERSION, OPT_UNWIND_MEMORY, OPT_FILE_MEMORY,
 	OPT_TOOL,			/* the first code free for a tool */
 };
 
@@ -100,7 +101,8 @@ enum {
 	{ "kernel-features", no_argument, NULL, OPT_FEATURES },		\
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },		\
 	{ "version", no_argument, NULL, OPT_VERSION },			\
-	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY }
+	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },	\
+	{ "file-memory", required_argument, NULL, OPT_FILE_MEMORY }
 
 /* One line on stderr, "<tool>: ..."; returns 1, the exit status of errors. */
 int session_die(const char *tool, const char *fmt, ...)

@@ -40,7 +40,7 @@ static const char usage[] =
 "                  [--pprof FILE] [--svg FILE] [--debug]\n"
 "                  [--walker {auto,cfi,getstack,stackmap,fp}]\n"
 "                  [--stack-storage-size SIZE] [--unwind-memory MB]\n"
-"                  [--legacy[=VERSION]]\n"
+"                  [--file-memory MB] [--legacy[=VERSION]]\n"
 "                  [--kernel-features] [--no-demangle] [--version]\n"
 "                  pattern [-- COMMAND [ARG ...]]\n";
 
@@ -89,6 +89,9 @@ static const char help[] =
 "                        and displayed (default 16384)\n"
 "  --unwind-memory MB    room for the cfi walker's unwind tables in the\n"
 "                        kernel (default 8)\n"
+"  --file-memory MB      room for the symbols of files that users other\n"
+"                        than root can write, and their perf maps\n"
+"                        (default 64)\n"
 "  --legacy[=VERSION]    behave as on a VERSION kernel (4.1-4.5, default\n"
 "                        4.4): the fp walker, attached through tracefs\n"
 "                        (also: STACKWALK_LEGACY=VERSION)\n"

@@ -30,7 +30,7 @@ static const char usage[] =
 "                  [--walker {auto,cfi,getstack,stackmap,fp}]\n"
 "                  [--explain] [--perf-buffer-pages PAGES]\n"
 "                  [--stack-storage-size SIZE] [--unwind-memory MB]\n"
-"                  [--legacy[=VERSION]]\n"
+"                  [--file-memory MB] [--legacy[=VERSION]]\n"
 "                  [--json] [--debug] [--kernel-features] [--no-demangle]\n"
 "                  [--version]\n"
 "                  function [-- COMMAND [ARG ...]]\n";
@@ -72,6 +72,8 @@ static const char help[] =
 "  --stack-storage-size SIZE\n"
 "                     stacks the stackmap walker can hold (default 16384)\n"
 "  --unwind-memory MB room for the cfi walker's unwind tables (default 8)\n"
+"  --file-memory MB   room for the symbols of files that users other than\n"
+"                     root can write, and their perf maps (default 64)\n"
 "  --no-demangle      keep C++ and Rust names as they are in the binary\n"
 "  --legacy[=VERSION] behave as on a VERSION kernel (4.1-4.5, default 4.4)\n"
 "  --debug            print the BPF program and why its walker was chosen\n"

@@ -25,6 +25,7 @@ struct file_slot {
 	const char *path;	/* interned by procs */
 	/* NULL when it could not be opened: not tried again */
 	struct elf_file *ef;
+	bool cut;		/* it, or its debug symbols, did not fit */
 };
 
 static size_t hash_key(const struct proc_map *m)
@@ -77,6 +78,10 @@ struct symbolizer {
 	struct ksyms *ksyms;
 	int ksyms_err;		/* the first load's failure, repeated */
 	struct htab files;	/* of struct file_slot */
+	/* for files and perf maps that users other than root can write */
+	struct untrusted_budget budget;
+	size_t files_cut;
+	uint64_t frames_cut;	/* named [unknown] for want of budget */
 };
 
 int symbolizer_new(struct symbolizer **out, struct procs *procs)
@@ -87,6 +92,7 @@ int symbolizer_new(struct symbolizer **out, struct procs *procs)
 	if (!s)
 		return -ENOMEM;
 	s->procs = procs;
+	s->budget.limit = UNTRUSTED_BUDGET_DEFAULT;
 	if (htab_init(&s->files, &file_ops, file_ops.min) ||
 	    demangler_new(&s->dm) || perfmaps_new(&s->jit)) {
 		symbolizer_free(s);
@@ -163,17 +169,35 @@ static void skipped(struct symbolizer *s, const struct untrusted_skip *sk)
 		s->on_skip(s->on_skip_ctx, sk->what, sk->why);
 }
 
-/* JIT code lives in anonymous memory; its runtime may have said what it is. */
-static int jit_name(struct symbolizer *s, uint32_t tgid, uint64_t addr,
-		    uint64_t look, struct sym_result *r)
+void symbolizer_set_budget(struct symbolizer *s, uint64_t bytes)
 {
-	struct untrusted_skip sk = {};
+	s->budget.limit = bytes;
+}
+
+void symbolizer_cut(const struct symbolizer *s, struct symbolizer_cut *c)
+{
+	c->limit = s->budget.limit;
+	c->files = s->files_cut;
+	c->perfmaps = perfmaps_nr_cut(s->jit);
+	c->frames = s->frames_cut;
+}
+
+/*
+ * JIT code lives in anonymous memory; its runtime may have said what it
+ * is.  anon: addr is in no file, so a map read in part may be why.
+ */
+static int jit_name(struct symbolizer *s, uint32_t tgid, uint64_t addr,
+		    uint64_t look, bool anon, struct sym_result *r)
+{
+	struct untrusted_skip sk = { .budget = &s->budget };
 	uint64_t start;
 	const char *name = perfmaps_find(s->jit, tgid,
 					  s->procs ? procs_uid(s->procs, tgid) : 0,
 					  look, &start, &sk);
 
 	skipped(s, &sk);
+	if (!name && anon && perfmaps_cut(s->jit, tgid))
+		s->frames_cut++;
 	if (!name)
 		return -ENOENT;
 	r->name = name;
@@ -222,36 +246,51 @@ static struct file_slot *file_slot(struct symbolizer *s,
  * report different ones to stat() and to /proc/PID/maps.
  */
 static struct elf_file *open_checked(const char *path, uint64_t ino,
-				     struct untrusted_skip *sk)
+				     struct untrusted_skip *sk, bool *cut)
 {
 	struct elf_file *ef;
 	struct stat st;
+	int err;
 
 	if (ino && (stat(path, &st) || st.st_ino != ino))
 		return NULL;
-	return elf_file_open(&ef, path, sk) ? NULL : ef;
+	err = elf_file_open(&ef, path, sk);
+	*cut |= err == -EDQUOT || (!err && elf_file_cut(ef));
+	return err ? NULL : ef;
+}
+
+/* f's file, once, counted when it did not fit. */
+static void open_slot(struct symbolizer *s, struct file_slot *f,
+		      const char *path, const char *root)
+{
+	struct untrusted_skip sk = { .budget = &s->budget };
+
+	f->ef = NULL;
+	f->cut = false;
+	if (root)
+		f->ef = open_checked(root, f->ino, &sk, &f->cut);
+	if (!f->ef) {
+		f->cut = false;
+		f->ef = open_checked(path, f->ino, &sk, &f->cut);
+	}
+	s->files_cut += f->cut;
+	skipped(s, &sk);
 }
 
 /* Through the process's root first: it may live in another mount ns. */
-static struct elf_file *open_file(struct symbolizer *s, uint32_t tgid,
-				  const struct proc_map *m)
+static void open_file(struct symbolizer *s, uint32_t tgid,
+		      const struct proc_map *m, struct file_slot *f)
 {
-	struct untrusted_skip sk = {};
-	struct elf_file *ef = NULL;
 	char root[4096];
+	bool in_root = procs_alive(s->procs, tgid) &&
+		       snprintf(root, sizeof(root), "/proc/%u/root%s", tgid,
+				m->path) < (int)sizeof(root);
 
-	if (procs_alive(s->procs, tgid) &&
-	    snprintf(root, sizeof(root), "/proc/%u/root%s", tgid, m->path) <
-	    (int)sizeof(root))
-		ef = open_checked(root, m->ino, &sk);
-	if (!ef)
-		ef = open_checked(m->path, m->ino, &sk);
-	skipped(s, &sk);
-	return ef;
+	open_slot(s, f, m->path, in_root ? root : NULL);
 }
 
 static int get_file(struct symbolizer *s, uint32_t tgid,
-		    const struct proc_map *m, struct elf_file **ef)
+		    const struct proc_map *m, struct file_slot **out)
 {
 	struct file_slot *f = file_slot(s, m);
 	int err;
@@ -266,10 +305,10 @@ static int get_file(struct symbolizer *s, uint32_t tgid,
 		f->min = m->min;
 		f->ino = m->ino;
 		f->path = m->path;
-		f->ef = open_file(s, tgid, m);
+		open_file(s, tgid, m, f);
 		s->files.nr++;
 	}
-	*ef = f->ef;
+	*out = f;
 	return 0;
 }
 
@@ -279,7 +318,6 @@ static int get_file(struct symbolizer *s, uint32_t tgid,
  */
 int symbolizer_add_file(struct symbolizer *s, const char *path)
 {
-	struct untrusted_skip sk = {};
 	struct proc_map key = {};
 	struct file_slot *f;
 	struct stat st;
@@ -300,8 +338,7 @@ int symbolizer_add_file(struct symbolizer *s, const char *path)
 	f->ino = key.ino;
 	f->path = NULL;		/* keyed by inode: the path is never compared */
 	f->ef = NULL;
-	elf_file_open(&f->ef, path, &sk);
-	skipped(s, &sk);
+	open_slot(s, f, path, NULL);
 	s->files.nr++;
 	return 0;
 }
@@ -316,13 +353,13 @@ static bool is_file(const char *path);
 void symbolizer_prefetch(struct symbolizer *s, uint32_t tgid,
 			  const struct proc_map *m)
 {
-	struct elf_file *ef;
+	struct file_slot *f;
 	struct stat st;
 
 	if (!m || !is_file(m->path) ||
 	    (!stat(m->path, &st) && (!m->ino || st.st_ino == m->ino)))
 		return;
-	get_file(s, tgid, m, &ef);
+	get_file(s, tgid, m, &f);
 }
 
 static bool is_file(const char *path)
@@ -335,12 +372,25 @@ static bool is_file(const char *path)
 	return n < k || strcmp(path + n - k, DELETED_SUFFIX);
 }
 
+/* Not named by f's file: by a perf map, or counted when f did not fit. */
+static int unnamed(struct symbolizer *s, const struct file_slot *f,
+		   uint32_t tgid, uint64_t addr, uint64_t look,
+		   struct sym_result *r)
+{
+	int err = jit_name(s, tgid, addr, look, false, r);
+
+	if (err)
+		s->frames_cut += f->cut;
+	return err;
+}
+
 int symbolizer_user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 		     bool is_return, struct sym_result *r)
 {
 	uint64_t look = is_return ? addr - 1 : addr, vaddr;
 	const struct proc_map *m;
 	const struct elf_sym *sym;
+	struct file_slot *f;
 	struct elf_file *ef;
 	const char *slash;
 	int err;
@@ -350,7 +400,7 @@ int symbolizer_user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 		procs_ensure(s->procs, tgid);
 	m = s->procs ? procs_find(s->procs, tgid, look) : NULL;
 	if (!m)
-		return jit_name(s, tgid, addr, look, r);
+		return jit_name(s, tgid, addr, look, true, r);
 	slash = strrchr(m->path, '/');
 	r->path = m->path;
 	r->module = m->path[0] == '/' && slash ? slash + 1 : m->path;
@@ -359,20 +409,21 @@ int symbolizer_user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 	r->map_end = m->end;
 	r->map_pgoff = m->pgoff;
 	if (!is_file(m->path))
-		return jit_name(s, tgid, addr, look, r);
+		return jit_name(s, tgid, addr, look, true, r);
 
-	err = get_file(s, tgid, m, &ef);
+	err = get_file(s, tgid, m, &f);
 	if (err)
 		return err;
+	ef = f->ef;
 	if (ef)
 		r->build_id_size = elf_file_build_id(ef, &r->build_id);
 	if (!ef || elf_file_offset_to_vaddr(ef, look - m->start + m->pgoff,
 					     &vaddr))
-		return jit_name(s, tgid, addr, look, r);
+		return unnamed(s, f, tgid, addr, look, r);
 	r->module_offset = vaddr + (addr - look);
 	sym = elf_file_sym_at(ef, vaddr);
 	if (!sym)
-		return jit_name(s, tgid, addr, look, r);
+		return unnamed(s, f, tgid, addr, look, r);
 	r->name = demangler_name(s->dm, sym->name);
 	r->offset = r->module_offset - sym->addr;
 	return 0;

@@ -69,6 +69,20 @@ typedef void (*symbolizer_skip_fn)(void *ctx, const char *what,
 				   const char *why);
 void symbolizer_on_skip(struct symbolizer *s, symbolizer_skip_fn fn,
 			 void *ctx);
+/*
+ * Room for what files and perf maps that users other than root can write
+ * make the symbolizer hold (untrusted.h; UNTRUSTED_BUDGET_DEFAULT unless
+ * set), all of them together, for the life of the symbolizer.
+ */
+void symbolizer_set_budget(struct symbolizer *s, uint64_t bytes);
+/* What did not fit in that room, for the one line the tool says of it. */
+struct symbolizer_cut {
+	uint64_t limit;		/* the room, bytes */
+	size_t files;		/* ELF files not read, or their symbols not all */
+	size_t perfmaps;	/* perf maps read in part */
+	uint64_t frames;	/* frames of those shown as [unknown] */
+};
+void symbolizer_cut(const struct symbolizer *s, struct symbolizer_cut *c);
 /* C++ and Rust names demangled (the default), or kept as in the file. */
 void symbolizer_set_demangle(struct symbolizer *s, bool on);
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -98,84 +97,17 @@ int untrusted_open(const char *path, int flags, struct stat *st,
 	return fd;
 }
 
-/* All of a file into memory, as it was when opened: bounded by its size. */
-static void *read_all(int fd, size_t size)
+bool untrusted_charge(struct untrusted_budget *b, uint64_t n)
 {
-	char *buf = malloc(size ? size : 1);
-	size_t got = 0;
-
-	while (buf && got < size) {
-		ssize_t n = pread(fd, buf + got, size - got, got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			/* truncated meanwhile: what was read may be torn */
-			free(buf);
-			return NULL;
-		}
-		got += n;
-	}
-	return buf;
+	if (n > b->limit - b->held)
+		return false;
+	b->held += n;
+	return true;
 }
 
-Elf *untrusted_elf(const char *path, void **mem, int *err,
-		   struct untrusted_skip *sk)
+void untrusted_release(struct untrusted_budget *b, uint64_t n)
 {
-	struct stat st;
-	Elf *elf = NULL;
-	int fd;
-
-	*mem = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		*err = -ENOTSUP;
-		return NULL;
-	}
-	fd = untrusted_open(path, 0, &st, sk);
-	if (fd < 0) {
-		*err = fd;
-		return NULL;
-	}
-	*err = -ENOEXEC;
-	if (untrusted_only_root(fd, &st)) {
-		/*
-		 * A writable private mapping: the kernel plants the int3 of
-		 * anyone's system-wide uprobe on this file in every read-only
-		 * executable-able mapping of it, ours included, and a probed
-		 * instruction would then read as 0xcc.  Nothing is written,
-		 * so the pages stay shared.
-		 */
-		elf = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
-		/*
-		 * Pull everything in (a no-op when mapped) and let go of the
-		 * fd, so that hundreds of libraries do not use up the fds.
-		 */
-		if (elf && elf_kind(elf) == ELF_K_ELF && !elf_cntl(elf, ELF_C_FDREAD)) {
-			elf_cntl(elf, ELF_C_FDDONE);
-			close(fd);
-			return elf;
-		}
-	} else {
-		/*
-		 * read() returns the page cache's bytes, never a uprobe's
-		 * int3, and a copy cannot be truncated under us.
-		 */
-		*mem = read_all(fd, st.st_size);
-		if (*mem)
-			elf = elf_memory(*mem, st.st_size);
-		else
-			*err = -EIO;
-		if (elf && elf_kind(elf) == ELF_K_ELF) {
-			close(fd);
-			return elf;
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	free(*mem);
-	*mem = NULL;
-	close(fd);
-	return NULL;
+	b->held -= n < b->held ? n : b->held;
 }
 
 /* Bytes in the UTF-8 character at s (n left) worth printing as it is; 0: not. */

@@ -15,14 +15,30 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
-#include <libelf.h>
 
 /*
  * At most this much of a file that a user other than root can write is
- * read into memory (a file only root can change is mapped instead).
+ * read (a file only root can change is mapped instead).
  */
 #define UNTRUSTED_READ_MAX (256ULL << 20)
+
+/*
+ * Room in memory for what the files that users other than root can write
+ * make the tool hold: the parts of them read, the symbols and perf map
+ * entries taken from them.  One budget is shared by the readers of a run
+ * (one thread); a charge past its limit is refused, and so is the file.
+ */
+#define UNTRUSTED_BUDGET_DEFAULT (64ULL << 20)
+struct untrusted_budget {
+	uint64_t limit;
+	uint64_t held;
+};
+
+/* Take n bytes of b: false, with nothing taken, when they do not fit. */
+bool untrusted_charge(struct untrusted_budget *b, uint64_t n);
+void untrusted_release(struct untrusted_budget *b, uint64_t n);
 
 /* The last component must not be a symbolic link (a perf map in /tmp). */
 #define UNTRUSTED_NOFOLLOW 1
@@ -31,6 +47,12 @@
 struct untrusted_skip {
 	const char *why;	/* NULL: nothing was refused */
 	char what[4200];	/* the path, or which part of which file */
+	/*
+	 * Given by the caller: the room shared by the files read, or NULL
+	 * for a file read and let go at once, which then has room of its
+	 * own of UNTRUSTED_BUDGET_DEFAULT.
+	 */
+	struct untrusted_budget *budget;
 };
 
 /*
@@ -56,15 +78,6 @@ const char *untrusted_not_regular(mode_t mode);
 
 /* Whether only root can change the file: safe to map. */
 bool untrusted_only_root(int fd, const struct stat *st);
-
-/*
- * The ELF file at path, its fd already closed: mapped when only root can
- * change it, else read whole into memory (a mapping another user can
- * truncate would raise SIGBUS) that *mem holds, for free() after
- * elf_end().  NULL on failure, with *err set.
- */
-Elf *untrusted_elf(const char *path, void **mem, int *err,
-		   struct untrusted_skip *sk);
 
 /*
  * Copy in to out (len bytes, NUL included) with every byte that is not

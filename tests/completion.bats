@@ -41,8 +41,8 @@ help_options() {
 		diff -u <(help_options $tool) <(comp $tool - | sort)
 	done
 	# the lists differ where the tools do
-	[ "$(comp stackcount --f)" = "--folded" ]
-	[ "$(comp stacksnoop --f)" = "" ]
+	[ "$(comp stackcount --fo)" = "--folded" ]
+	[ "$(comp stacksnoop --fo)" = "" ]
 	[ "$(comp stacksnoop --e)" = "--explain" ]
 	[ "$(comp stackcount --e)" = "" ]
 }

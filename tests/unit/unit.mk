@@ -3,7 +3,7 @@
 # Run as root:  build/tests/test_syms   (or: make test-syms)
 
 SYMS_SRCS := src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/ksyms.c src/procs.c \
-	     src/sideband.c src/symbolize.c src/libpath.c src/untrusted.c src/vec.c src/htab.c
+	     src/sideband.c src/symbolize.c src/libpath.c src/untrusted.c src/elf_image.c src/vec.c src/htab.c
 SYMS_HDRS := $(SYMS_SRCS:.c=.h)
 # the tool links libelf and zlib statically; so does its test
 SYMS_LIBS ?= -static -lelf -llzma -lz -liberty
