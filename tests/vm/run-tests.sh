@@ -120,9 +120,9 @@ else
 	GETPPID=sys_getppid SYNC=sys_sync
 fi
 
-# The getppid frame: aliases share its address, and one name is shown.
+# The getppid frame: aliases share its address (the cloud kernel's
+# __ia32_sys_getppid, listed first), and the 64-bit name is the one shown.
 FIRST=$GETPPID
-[ "$SW_KERNEL" = cloud ] && FIRST=__ia32_sys_getppid
 # The syscall entry below a syscall function: the last kernel frames.
 # (The cloud kernel's x64_sys_call jumps to the function, a tail call.)
 case $SW_KERNEL:$REL in
