@@ -18,7 +18,7 @@ teardown() {
 	rm -rf "$FILES"
 }
 
-@test "fuzzing the ELF, debug file, MiniDebugInfo and perf map readers: 50000 inputs, no crash, leak or sanitizer report" {
+@test "fuzzing the ELF, debug file, MiniDebugInfo, perf map and raw CFI section readers: 50000 inputs, no crash, leak or sanitizer report" {
 	local t=$BATS_TEST_TMPDIR
 	mkdir "$t/corpus"
 	# -timeout: an input that takes 10 s (0.3 ms is usual) is a hang
