@@ -56,13 +56,13 @@ SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o $(BUILD)/obj
 # workload; sdt.h for the USDT workloads and the symbol unit test's
 # fixtures; man-db to render the pages; xz for MiniDebugInfo fixtures;
 # clang's libFuzzer and sanitizer runtimes for make fuzz; lintian to check
-# the package; binutils' readelf and objcopy for the unwind table test; jq,
-# go tool pprof and Chromium to read the JSON, pprof and SVG outputs
-# (formats.bats).
+# the package; binutils' readelf and objcopy, and elfutils' libdw, for the
+# unwind table test; jq, go tool pprof and Chromium to read the JSON, pprof
+# and SVG outputs (formats.bats).
 BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
               bpftool python3 gcc make
 TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian \
-              binutils jq golang-go chromium gdb
+              binutils libdw-dev jq golang-go chromium gdb
 
 .PHONY: all deps test-deps test-build demo test vmtest vmtest-deps bench install uninstall deb clean FORCE
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop

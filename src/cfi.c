@@ -542,8 +542,9 @@ static int run(struct exec *x, struct state *s, struct rd *r, uint64_t *loc,
 			break;
 		case 0x2f:		/* GNU_negative_offset_extended */
 			reg = rd_uleb(r);
+			/* negated unsigned: -INT64_MIN is no int64_t */
 			set_rule(s, reg, R_OFFSET,
-				 -factored(rd_uleb(r), c->data_align), NULL, 0);
+				 factored(-rd_uleb(r), c->data_align), NULL, 0);
 			break;
 		default:
 			return -EINVAL;

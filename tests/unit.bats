@@ -23,15 +23,16 @@ load helpers
 	[ "$status" -eq 0 ]
 }
 
-@test "unwind rows from CFI equal readelf's, every row of every binary" {
+@test "unwind rows from CFI equal readelf's and libdw's, every row of every binary" {
 	run "$TOP/build/tests/test_cfi"
 	echo "$output" | tail -n 30
 	[ "$status" -eq 0 ]
 	[[ "$(echo "$output" | tail -n1)" == *" passed, 0 failed" ]]
-	# each binary compared says so: none was left out
+	# each binary compared says so, to both: none was left out
 	for f in libc.so.6 libstdc++.so.6 /usr/bin/sort fx_cfi_dbg.stripped \
 		test_cfi_vdso workloads/paths workloads/cxx; do
 		echo "$output" | grep -q "$f.* match readelf"
+		echo "$output" | grep -q "$f.* match libdw"
 	done
 }
 

@@ -3,7 +3,7 @@
  * A libFuzzer target for the readers of files that any local user controls
  * (src/untrusted.h): ELF files, their USDT notes and their CFI (unwind
  * tables), the debug files found by build-id or .gnu_debuglink,
- * MiniDebugInfo, perf maps.  `make fuzz`
+ * MiniDebugInfo, perf maps, and one CFI section's bytes alone.  `make fuzz`
  * builds and runs it; tests/fuzz.bats runs a fixed number of inputs.
  *
  * The first byte of an input says what the rest is:
@@ -15,6 +15,11 @@
  *                 (what a seed's .gnu_debuglink names, its CRC right)
  *   sel & 4       the files are group-writable, so read into memory;
  *                 otherwise a root-owned file is mapped
+ *   sel & 8       none of the above: a u64 (little-endian), the address of
+ *                 a CFI section, then its bytes, handed to cfi_table_parse
+ *                 with no file around them; .debug_frame if sel & 16,
+ *                 else .eh_frame.  Every mutation reaches the CFI parser
+ *                 instead of mostly breaking the ELF file around it.
  *
  * The readers take paths, so every input is written to files in a private
  * directory, which is also STACKWALK_DEBUG_DIR: libFuzzer's entry points
@@ -137,13 +142,10 @@ static int visit(const struct elf_sym *s, void *ctx)
  * Its unwind table: rows of known kinds, strictly rising, each found at
  * its own address, a "none" row last; each in words.
  */
-static void use_cfi(const struct elf_file *ef)
+static void check_cfi(struct cfi_table *t)
 {
-	struct cfi_table *t;
 	char buf[512];
 
-	if (cfi_table_from_elf(&t, ef, NULL, NULL))
-		return;
 	for (size_t i = 0; i < t->nr_rows; i++) {
 		const struct sw_cfi_row *r = &t->rows[i];
 
@@ -161,6 +163,40 @@ static void use_cfi(const struct elf_file *ef)
 		abort();
 	}
 	cfi_table_free(t);
+}
+
+static void use_cfi(const struct elf_file *ef)
+{
+	struct cfi_table *t;
+
+	if (!cfi_table_from_elf(&t, ef, NULL, NULL))
+		check_cfi(t);
+}
+
+/*
+ * The section in memory of its own size: ASan sees a read one byte before
+ * it, which the address in front would hide.
+ */
+static void cfi_input(const uint8_t *p, size_t n, bool debug_frame)
+{
+	struct cfi_input in = { .debug_frame = debug_frame };
+	struct cfi_table *t;
+	uint8_t *copy;
+
+	if (n < sizeof(in.addr))
+		return;
+	memcpy(&in.addr, p, sizeof(in.addr));
+	p += sizeof(in.addr);
+	n -= sizeof(in.addr);
+	copy = malloc(n ? n : 1);
+	if (!copy)
+		abort();
+	memcpy(copy, p, n);
+	in.data = copy;
+	in.size = n;
+	if (!cfi_table_parse(&t, &in))
+		check_cfi(t);
+	free(copy);
 }
 
 /* What the tool asks of an ELF file it probes, or names frames in. */
@@ -307,7 +343,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	mode = data[0] & 4 ? 0660 : 0600;
-	if ((data[0] & 3) == 0)
+	if (data[0] & 8)
+		cfi_input(data + 1, size - 1, data[0] & 16);
+	else if ((data[0] & 3) == 0)
 		perf_map_input(data + 1, size - 1, mode);
 	else
 		elf_input(data + 1, size - 1, data[0] & 3, mode);

@@ -24,8 +24,9 @@ $(FUZZ_BIN): tests/fuzz/fuzz.c $(FUZZ_SRCS) $(FUZZ_SRCS:.c=.h) bpf/cfi.h | $(BUI
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz.c $(FUZZ_SRCS) -lelf -llzma -lz
 
 # The stamp is beside the seeds: libFuzzer takes every file in the folder.
-$(FUZZ_SEEDS).done: tests/fuzz/seeds.sh $(addprefix $(WL_DIR)/,paths usdt libvictim.so ia32 cxx)
-	tests/fuzz/seeds.sh $(FUZZ_SEEDS) $(WL_DIR)
+$(FUZZ_SEEDS).done: tests/fuzz/seeds.sh $(addprefix $(WL_DIR)/,paths usdt libvictim.so ia32 cxx) \
+		$(BUILD)/tests/fx_cfi $(BUILD)/tests/fx_cfi_dbg
+	tests/fuzz/seeds.sh $(FUZZ_SEEDS) $(WL_DIR) $(BUILD)/tests
 	@touch $@
 
 .PHONY: fuzz

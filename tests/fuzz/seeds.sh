@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Usage: seeds.sh OUT_DIR WORKLOADS_DIR
+# Usage: seeds.sh OUT_DIR WORKLOADS_DIR FIXTURES_DIR
 # Writes the fuzzer's first inputs (tests/fuzz/fuzz.c says their format)
-# into OUT_DIR, made from the test workloads: each kind of file the readers
-# meet, small enough to mutate quickly (DWARF stripped).
+# into OUT_DIR, made from the test workloads, the unwind test's fixtures
+# (FIXTURES_DIR/fx_cfi*) and a few small system binaries: each kind of file
+# the readers meet, small enough to mutate quickly (DWARF stripped).
 set -euo pipefail
 
 out=$1
 wl=$2
+fx=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$out"
@@ -65,3 +67,34 @@ not a line
 7f0000003000 0 empty
 EOF
 seed 00 perf-map "$tmp/map"
+
+# le64 N: N as 8 bytes, little-endian
+le64() {
+	local i
+	for i in 0 8 16 24 32 40 48 56; do
+		printf "\\x$(printf %02x $(($1 >> i & 255)))"
+	done
+}
+
+# cfi_seed NAME SELECTOR FILE SECTION: the section's bytes alone, behind
+# its address (fuzz.c's sel & 8)
+cfi_seed() {
+	local addr
+	addr=$(readelf -SW "$3" | sed -n 's/^ *\[ *[0-9]*\] //p' |
+		awk -v s="$4" '$1 == s { print $3 }')
+	[ -n "$addr" ] || { echo "seeds.sh: no $4 in $3" >&2; exit 1; }
+	objcopy --dump-section "$4=$tmp/sect" "$3" "$tmp/junk"
+	{ printf "\\x$1"; le64 "0x$addr"; cat "$tmp/sect"; } > "$out/$2"
+}
+
+# CFI sections as compilers and assemblers write them: C, C++ with its
+# LSDAs, a shared library, 32-bit, hand-written rules in both kinds of
+# section (tests/unit/test_cfi.c's fixture); and a few system binaries'.
+for w in paths cxx libvictim.so ia32; do
+	cfi_seed 08 "eh_frame-$w" "$wl/$w" .eh_frame
+done
+cfi_seed 08 eh_frame-fx_cfi "$fx/fx_cfi" .eh_frame
+cfi_seed 18 debug_frame-fx_cfi "$fx/fx_cfi_dbg" .debug_frame
+for f in /usr/bin/true /usr/bin/sort /lib/x86_64-linux-gnu/libz.so.1; do
+	cfi_seed 08 "eh_frame-${f##*/}" "$f" .eh_frame
+done

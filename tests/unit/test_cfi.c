@@ -2,8 +2,9 @@
 /*
  * Unit test of the unwind tables (src/cfi.c, src/cfi_cache.c).  Every row
  * built from a binary is compared with what readelf --debug-dump=frames-interp
- * says for every PC: Debian's libc, sort, libstdc++ and python3.11, the
- * workloads, the vDSO and this file's own fixtures.
+ * says for every PC, and with libdw's frame at every address
+ * (tests/unit/cfi_libdw.c): Debian's libc, sort, libstdc++ and python3.11,
+ * the workloads, the vDSO and this file's own fixtures.
  *
  * This one file is also the fixture: built with -DCFI_FIXTURE it becomes
  * build/tests/fx_cfi, whose hand-written CFI covers what compilers rarely
@@ -144,6 +145,7 @@ int main(void)
 
 #include "cfi.h"
 #include "cfi_cache.h"
+#include "cfi_libdw.h"
 #include "debuginfo.h"
 #include "elf_file.h"
 #include "libpath.h"
@@ -598,12 +600,27 @@ static struct cfi_table *table_of(const char *path, int want_err)
 	return t;
 }
 
+/* every address of the table against libdw's frame there: the same row */
+static void compare_libdw(const char *path, const struct cfi_table *t,
+			  const char *dbg)
+{
+	struct cfi_libdw_tally d;
+
+	cfi_libdw_compare(t, path, dbg, path, stdout, &d);
+	CHECK(!d.err, "%s: libdw: %s", path, strerror(-d.err));
+	CHECK(!d.differ, "%s: %zu of %zu ranges differ from libdw's (%zu where it has a frame)",
+	      path, d.differ, d.ranges, d.frames);
+	printf("%s: %zu ranges, %zu bytes match libdw\n", path, d.ranges, d.bytes);
+}
+
 static void compare_file(const char *path, const char *listing)
 {
 	struct cfi_table *t = table_of(path, 0);
 
-	if (t)
+	if (t) {
 		compare(path, t, listing ? listing : path);
+		compare_libdw(path, t, listing ? listing : path);
+	}
 	cfi_table_free(t);
 }
 

@@ -44,18 +44,24 @@ $(BUILD)/tests/test_demangle: tests/unit/test_demangle.c src/demangle.c src/dema
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_demangle.c src/demangle.c src/htab.c -static -liberty
 
 # Unwind tables: build/tests/test_cfi compares every row with readelf's
-# frames-interp listing; build/tests/cfi_dump prints a binary's rows.
+# frames-interp listing and libdw's frames; build/tests/cfi_dump prints a
+# binary's rows.
 CFI_SRCS := src/cfi.c src/cfi_cache.c
 CFI_HDRS := $(CFI_SRCS:.c=.h) bpf/cfi.h
 # the fixture's CFI is hand-written: what a compiler would not promise
 CFI_FX_FLAGS = -std=gnu11 -O1 -g -Wall -Wextra -Werror -DCFI_FIXTURE
 CFI_FIXTURES := $(BUILD)/tests/fx_cfi $(BUILD)/tests/fx_cfi_dbg $(BUILD)/tests/fx_cfi_dbg.stripped
 
-$(BUILD)/tests/test_cfi: tests/unit/test_cfi.c tests/unit/cfi_sigframe.c tests/unit/unit.h $(SYMS_SRCS) \
-		$(SYMS_HDRS) $(CFI_SRCS) $(CFI_HDRS) $(CFI_FIXTURES)
+# libdw, the second oracle (tests/unit/cfi_libdw.c), linked dynamically:
+# its static archive wants every compression library libelf can use
+CFI_TEST_LIBS ?= -ldw -lelf -llzma -lz -liberty
+
+$(BUILD)/tests/test_cfi: tests/unit/test_cfi.c tests/unit/cfi_sigframe.c tests/unit/cfi_libdw.c \
+		tests/unit/cfi_libdw.h tests/unit/unit.h $(SYMS_SRCS) \
+		$(SYMS_HDRS) $(CFI_SRCS) $(CFI_HDRS) $(CFI_FIXTURES) | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isrc -o $@ tests/unit/test_cfi.c tests/unit/cfi_sigframe.c \
-		$(SYMS_SRCS) $(CFI_SRCS) $(SYMS_LIBS)
+		tests/unit/cfi_libdw.c $(SYMS_SRCS) $(CFI_SRCS) $(CFI_TEST_LIBS)
 
 $(BUILD)/tests/cfi_dump: tests/unit/cfi_dump.c $(SYMS_SRCS) $(SYMS_HDRS) $(CFI_SRCS) $(CFI_HDRS)
 	@mkdir -p $(@D)
