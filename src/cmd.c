@@ -36,6 +36,33 @@ static int which(const char *cmd, char *out, size_t len)
 	return -ENOENT;
 }
 
+/* The child: wait for cmd_go's byte, then exec; never start without it. */
+static void __attribute__((noreturn))
+child(const struct sw_cmd *c, int go, int st, char *const argv[],
+      const sigset_t *sigmask)
+{
+	ssize_t n;
+	char b;
+
+	sigprocmask(SIG_SETMASK, sigmask, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	/*
+	 * EOF without the byte: the tool is gone (killed, or it gave up), and
+	 * the command was never let go.  The pipe, not a signal, tells it:
+	 * nothing can be missed between a check and the wait.
+	 */
+	do {
+		n = read(go, &b, 1);
+	} while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(127);
+	execv(c->path, argv);
+	b = errno;
+	if (write(st, &b, 1) < 0)
+		_exit(127);
+	_exit(127);
+}
+
 int cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask)
 {
 	int go[2], st[2], err;
@@ -52,48 +79,76 @@ int cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask)
 		return -errno;
 	}
 	c->pid = fork();
-	if (c->pid < 0) {
-		int err = -errno;
-
-		close(go[0]);
-		close(go[1]);
-		close(st[0]);
-		close(st[1]);
-		return err;
-	}
 	if (c->pid == 0) {
-		char b;
-
 		close(go[1]);
 		close(st[0]);
-		sigprocmask(SIG_SETMASK, sigmask, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		/* EOF on go: the tracer is ready (or gone) */
-		while (read(go[0], &b, 1) < 0 && errno == EINTR)
-			;
-		/* a traced exec stops with SIGTRAP once the image is mapped */
-		if (c->stop_at_exec && ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(127);
-		execv(c->path, argv);
-		b = errno;
-		if (write(st[1], &b, 1) < 0)
-			_exit(127);
-		_exit(127);
+		child(c, go[0], st[1], argv, sigmask);
 	}
+	err = c->pid < 0 ? -errno : 0;
 	close(go[0]);
 	close(st[1]);
+	/*
+	 * Attached by the tool, not by the child (PTRACE_TRACEME would make
+	 * whoever is its parent then its tracer: init, once the tool is
+	 * dead).  An exec stops with PTRACE_EVENT_EXEC, no signal; the death
+	 * of the tool detaches it, and it runs on.
+	 */
+	if (!err && c->stop_at_exec &&
+	    ptrace(PTRACE_SEIZE, c->pid, NULL, (void *)PTRACE_O_TRACEEXEC)) {
+		err = -errno;
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+	}
+	if (err) {
+		close(go[1]);
+		close(st[0]);
+		return err;
+	}
+	c->traced = c->stop_at_exec;
 	c->go = go[1];
 	c->status = st[0];
 	return 0;
+}
+
+/*
+ * The command let go, traced: its stops until its exec's (signals that
+ * came meanwhile passed on), or its end.  0 or -errno.
+ */
+static int until_exec(struct sw_cmd *c)
+{
+	int ws;
+
+	for (;;) {
+		if (waitpid(c->pid, &ws, __WALL) != c->pid)
+			return -errno;
+		if (!WIFSTOPPED(ws)) {
+			c->exited = true;
+			c->exit_ws = ws;
+			return 0;
+		}
+		if (ws >> 16 == PTRACE_EVENT_EXEC) {
+			c->at_exec = true;
+			return 0;
+		}
+		ptrace(PTRACE_CONT, c->pid, NULL,
+		       (void *)(long)(ws >> 16 ? 0 : WSTOPSIG(ws)));
+	}
 }
 
 int cmd_go(struct sw_cmd *c)
 {
 	unsigned char e;
 	ssize_t n;
+	int err = 0;
 
+	/* no reader (it died): EPIPE, and the status pipe says the rest */
+	n = write(c->go, "g", 1);
+	(void)n;
 	close(c->go);
 	c->go = -1;
+	/* traced, it may stop before its exec: wait for that, not the pipe */
+	if (c->traced)
+		err = until_exec(c);
 	/* the status pipe closes on a successful exec (O_CLOEXEC) */
 	do {
 		n = read(c->status, &e, 1);
@@ -101,23 +156,19 @@ int cmd_go(struct sw_cmd *c)
 	close(c->status);
 	c->status = -1;
 	if (n == 1) {
-		waitpid(c->pid, NULL, 0);
+		if (!c->exited)
+			waitpid(c->pid, NULL, __WALL);
 		return -e;
 	}
-	if (c->stop_at_exec) {
-		int st;
-
-		if (waitpid(c->pid, &st, 0) != c->pid || !WIFSTOPPED(st))
-			return -ECHILD;
-	}
-	return 0;
+	return err;
 }
 
 int cmd_resume(struct sw_cmd *c)
 {
-	if (!c->stop_at_exec)
+	if (!c->at_exec)
 		return 0;
-	c->stop_at_exec = false;
+	c->at_exec = false;
+	c->traced = false;
 	return ptrace(PTRACE_DETACH, c->pid, NULL, NULL) ? -errno : 0;
 }
 
@@ -165,156 +216,171 @@ static int span_of(pid_t pid, unsigned long long addr, unsigned long long *lo,
 	return file[0] ? 0 : -ENOENT;
 }
 
-/*
- * Tracee pid stopped at an exec: step it syscall by syscall while its
- * dynamic loader runs, c->on_map hearing of the image and of each mapping
- * of code, and leave it stopped at its first syscall from other code (a
- * static program: where it is).  1 if it ended meanwhile (the command's
- * status kept for cmd_wait), 0, or -errno.
- */
-static int run_loader(struct sw_cmd *c, pid_t pid)
+static struct sw_held *held_find(struct sw_cmd *c, pid_t pid)
 {
-	unsigned long long lo = 0, hi = 0;
-	struct user_regs_struct r;
-	long nr = -1, prot = 0;
-	int st, sig = 0, err;
-	bool is_exe;
+	for (size_t i = 0; i < c->nr_held; i++)
+		if (c->held[i].pid == pid)
+			return &c->held[i];
+	return NULL;
+}
 
-	if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
-		return -errno;
-	c->on_map(c->ctx, pid);
-	err = span_of(pid, r.rip, &lo, &hi, &is_exe);
-	if (err || is_exe)
-		return err;
-	for (;;) {
-		if (ptrace(PTRACE_SYSCALL, pid, NULL, (void *)(long)sig))
-			return -errno;
-		sig = 0;
-		if (waitpid(pid, &st, __WALL) != pid)
-			return -errno;
-		if (!WIFSTOPPED(st)) {
-			if (pid == c->pid) {
-				c->exited = true;	/* say so when asked */
-				c->exit_ws = st;
-			}
-			return 1;
+/*
+ * Its loader is over (or it ended, or it execs anew): not held any more.
+ * A pid is forgotten as soon as its process is, so that a new process
+ * given the same pid is a stranger.
+ */
+static void held_drop(struct sw_cmd *c, struct sw_held *h)
+{
+	if (h->pid == c->pid)
+		c->loaded = true;
+	*h = c->held[--c->nr_held];
+}
+
+/*
+ * Tracee pid stopped at an exec: c->on_map hears of its image, and, while
+ * its dynamic loader runs, it is held: stepped syscall by syscall (see
+ * held_syscall).  A static program, or one whose loader cannot be found,
+ * runs on.
+ */
+static void held_exec(struct sw_cmd *c, pid_t pid)
+{
+	struct sw_held *h = held_find(c, pid), n = { .pid = pid, .nr = -1 };
+	struct user_regs_struct r;
+	bool is_exe = true;
+
+	if (!ptrace(PTRACE_GETREGS, pid, NULL, &r)) {
+		c->on_map(c->ctx, pid);
+		if (span_of(pid, r.rip, &n.lo, &n.hi, &is_exe))
+			is_exe = true;
+	}
+	if (is_exe) {
+		if (h)
+			held_drop(c, h);
+		else if (pid == c->pid)
+			c->loaded = true;
+		return;
+	}
+	if (!h && !VEC_GROW(c->held, c->nr_held, c->cap_held, 16))
+		h = &c->held[c->nr_held++];
+	if (h)
+		*h = n;
+}
+
+/*
+ * A held process at a syscall stop: at an entry from other code than the
+ * loader's, the loader is done and it runs on; at the end of an mmap of
+ * code, c->on_map hears of it before any of that code can run.
+ */
+static void held_syscall(struct sw_cmd *c, struct sw_held *h)
+{
+	struct user_regs_struct r;
+
+	if (ptrace(PTRACE_GETREGS, h->pid, NULL, &r))
+		return;
+	/*
+	 * x86_64 enters a syscall with -ENOSYS in %rax; counting stops
+	 * would not do: after an exec event the first is execve's exit.
+	 */
+	if ((long long)r.rax == -ENOSYS) {
+		if (r.rip < h->lo || r.rip >= h->hi) {
+			held_drop(c, h);
+			return;
 		}
-		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
-			sig = WSTOPSIG(st);	/* a signal: pass it on */
-			continue;
-		}
-		if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
-			return -errno;
-		/*
-		 * x86_64 enters a syscall with -ENOSYS in %rax; counting stops
-		 * would not do: after an exec event the first is execve's exit.
-		 */
-		if ((long long)r.rax == -ENOSYS) {
-			/* the loader is done: other code makes a syscall */
-			if (r.rip < lo || r.rip >= hi)
-				return 0;
-			nr = r.orig_rax;
-			prot = r.rdx;
-		} else if (nr == SYS_mmap && (prot & PROT_EXEC) &&
-			   (long long)r.rax >= 0) {
-			c->on_map(c->ctx, pid);
-		}
+		h->nr = r.orig_rax;
+		h->prot = r.rdx;
+	} else if (h->nr == SYS_mmap && (h->prot & PROT_EXEC) &&
+		   (long long)r.rax >= 0) {
+		c->on_map(c->ctx, h->pid);
 	}
 }
 
-/* Whether pid is a tracee seen before; if not, it is from now on. */
-static bool seen(struct sw_cmd *c, pid_t pid)
-{
-	for (size_t i = 0; i < c->nr_tracees; i++)
-		if (c->tracees[i] == pid)
-			return true;
-	if (!VEC_GROW(c->tracees, c->nr_tracees, c->cap_tracees, 16))
-		c->tracees[c->nr_tracees++] = pid;
-	return false;
-}
-
-static void forget(struct sw_cmd *c, pid_t pid)
-{
-	for (size_t i = 0; i < c->nr_tracees; i++)
-		if (c->tracees[i] == pid)
-			c->tracees[i] = c->tracees[--c->nr_tracees];
-}
-
-/* Tracee pid's ptrace stop ws dealt with, and pid running again. */
+/*
+ * Tracee pid's ptrace stop ws dealt with, and pid running again: to its
+ * next syscall stop while held, else to its next event or signal.
+ */
 static void on_stop(struct sw_cmd *c, pid_t pid, int ws)
 {
 	int sig = WSTOPSIG(ws), event = ws >> 16;
-	siginfo_t si;
+	struct sw_held *h;
 
-	if (!seen(c, pid) && sig == SIGSTOP) {
-		sig = 0;	/* a new child's first stop, ptrace's own */
-	} else if (event == PTRACE_EVENT_EXEC) {
-		/* a new image: its loader runs held */
-		if (run_loader(c, pid) == 1)
-			return;
+	if (event == PTRACE_EVENT_EXEC) {
+		held_exec(c, pid);
 		sig = 0;
-	} else if (event || sig == (SIGTRAP | 0x80) ||
-		   ptrace(PTRACE_GETSIGINFO, pid, NULL, &si)) {
-		sig = 0;	/* a fork, a stray syscall stop, a group-stop */
+	} else if (event == PTRACE_EVENT_STOP && sig != SIGTRAP) {
+		/*
+		 * A group-stop (SIGSTOP, SIGTSTP, ...): stopped it stays, as it
+		 * would untraced, until a SIGCONT brings another stop.
+		 */
+		ptrace(PTRACE_LISTEN, pid, NULL, NULL);
+		return;
+	} else if (sig == (SIGTRAP | 0x80)) {
+		h = held_find(c, pid);
+		if (h)
+			held_syscall(c, h);
+		sig = 0;
+	} else if (event) {
+		sig = 0;	/* a fork, a vfork, a new child's first stop */
 	}
 	/* a signal for it goes on to it */
-	ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+	ptrace(held_find(c, pid) ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL,
+	       (void *)(long)sig);
 }
 
 int cmd_follow(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid), void *ctx)
 {
 	long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC |
 		    PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
-	int err;
 
-	if (!c->stop_at_exec)
+	if (!c->at_exec)
 		return 0;
-	c->on_map = fn;
-	c->ctx = ctx;
+	/* not followed then: cmd_resume lets it go untraced */
 	if (ptrace(PTRACE_SETOPTIONS, c->pid, NULL, (void *)opts))
 		return -errno;
-	c->stop_at_exec = false;
-	c->follow = true;
-	seen(c, c->pid);
-	err = run_loader(c, c->pid);
-	if (err == 1)
-		return 0;
-	if (ptrace(PTRACE_CONT, c->pid, NULL, NULL) && !err)
-		err = -errno;
-	return err;
+	c->on_map = fn;
+	c->ctx = ctx;
+	c->at_exec = false;
+	held_exec(c, c->pid);
+	if (ptrace(held_find(c, c->pid) ? PTRACE_SYSCALL : PTRACE_CONT,
+		   c->pid, NULL, NULL))
+		return -errno;
+	return 0;
 }
 
 pid_t cmd_wait(struct sw_cmd *c, int *ws, int flags)
 {
+	struct sw_held *h;
 	pid_t r;
 
-	if (!c->follow && !c->exited)
-		return waitpid(c->pid, ws, flags);
 	for (;;) {
 		if (c->exited) {
 			*ws = c->exit_ws;
 			return c->pid;
 		}
+		if (!c->traced)
+			return waitpid(c->pid, ws, flags);
 		/* every tracee's stops come here, the command's own and its children's */
 		r = waitpid(-1, ws, flags | __WALL);
 		if (r <= 0)
 			return r;
 		if (WIFSTOPPED(*ws)) {
 			on_stop(c, r, *ws);
-		} else if (r == c->pid) {
+			continue;
+		}
+		h = held_find(c, r);
+		if (h)
+			held_drop(c, h);
+		if (r == c->pid) {
 			c->exited = true;
 			c->exit_ws = *ws;
-		} else {
-			forget(c, r);
 		}
 	}
 }
 
 void cmd_free(struct sw_cmd *c)
 {
-	free(c->tracees);
-	c->tracees = NULL;
-	c->nr_tracees = c->cap_tracees = 0;
+	free(c->held);
+	c->held = NULL;
+	c->nr_held = c->cap_held = 0;
 }
 
 int cmd_exit_code(int wstatus)

@@ -10,31 +10,45 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/* A process held, stepped syscall by syscall, while its loader runs. */
+struct sw_held {
+	pid_t pid;
+	unsigned long long lo, hi;	/* the loader's code */
+	long nr, prot;			/* the syscall it is in, mmap's prot */
+};
+
 struct sw_cmd {
 	pid_t pid;
-	int go;		/* write end: closing it lets the child exec */
+	int go;		/* write end: a byte lets the child exec; EOF alone ends it */
 	int status;	/* read end: the exec's errno, or EOF when it worked */
 	char path[4096];	/* what runs: argv[0] found on PATH */
-	bool stop_at_exec;	/* held stopped after its execve until resumed */
-	/* cmd_follow: held at each exec while its loader runs */
-	bool follow;
+	bool stop_at_exec;	/* to be held stopped after its execve until resumed */
+	bool traced;		/* ptrace-attached (PTRACE_SEIZE), not yet detached */
+	bool at_exec;		/* stopped at its exec now, by cmd_go */
+	bool exited;		/* it has ended (seen by cmd_wait or cmd_go) ... */
+	int exit_ws;		/* ... with this status */
+	/* cmd_follow: each process held at each exec while its loader runs */
 	void (*on_map)(void *ctx, pid_t pid);
 	void *ctx;
-	bool exited;		/* it has ended (seen by cmd_wait or while held) ... */
-	int exit_ws;		/* ... with this status */
-	pid_t *tracees;		/* cmd_follow: it and the processes it starts */
-	size_t nr_tracees, cap_tracees;
+	struct sw_held *held;	/* those in their loader now */
+	size_t nr_held, cap_held;
+	bool loaded;		/* its own first loader is over (done, or it ended) */
 };
 
 /*
  * Find argv[0] on PATH (-ENOENT, -EACCES when it cannot run), then fork;
- * the child restores sigmask, waits for sw_cmd_go, then execs it.
+ * the child restores sigmask and waits for cmd_go, then execs it.  If the
+ * tool ends first, however it ends, the child ends without running it.
+ * With stop_at_exec the child is ptrace-attached (PTRACE_SEIZE): the tool
+ * is its tracer, so that when the tool dies the kernel detaches it, and
+ * no other process can become its tracer.
  */
 int cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask);
 /*
  * Let it exec; -errno of a failed exec (the child has then exited).  With
- * stop_at_exec, it is then held stopped at its first instruction, its
- * image mapped, until sw_cmd_resume.
+ * stop_at_exec, it is then held stopped (at_exec) at its first
+ * instruction, its image mapped, until cmd_resume or cmd_follow; or it
+ * ended before (exited).
  */
 int cmd_go(struct sw_cmd *c);
 int cmd_resume(struct sw_cmd *c);
@@ -44,14 +58,16 @@ int cmd_resume(struct sw_cmd *c);
  * fork and vfork), hold the process while its dynamic loader maps the
  * libraries it starts with (syscall by syscall, ptrace), fn hearing of
  * the image and of each mapping of code before any of that code runs.
- * Its waits then go through cmd_wait, which keeps them all running.
+ * Each stop is dealt with as cmd_wait finds it, never waited for here:
+ * whatever a process does (spin, block), the tool goes on.
  */
 int cmd_follow(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid), void *ctx);
 /*
  * waitpid for the command: the ptrace stops cmd_follow brings, its own
  * and its children's, are dealt with here (an exec's loader held, signals
- * passed on, the children's ends forgotten); returns as waitpid(pid)
- * would: its pid once it has ended, 0 (WNOHANG) while it runs.
+ * passed on, group-stops kept, the ends of held processes forgotten);
+ * returns as waitpid(pid) would: its pid once it has ended, 0 (WNOHANG)
+ * while it runs.
  */
 pid_t cmd_wait(struct sw_cmd *c, int *ws, int flags);
 void cmd_free(struct sw_cmd *c);

@@ -1101,6 +1101,18 @@ int session_unwind_rule(const struct session *s, __u32 tgid, __u64 addr,
 	return cfi_row_explain(r ? r : &none, buf, len);
 }
 
+/*
+ * Once COMMAND's loader is over (cmd_follow, then cmd_wait, hold it
+ * meanwhile): the tables its start needed, for --debug, or what did not fit.
+ */
+static void unwind_loaded(struct session *s)
+{
+	if (!s->unwind || s->unwind_loaded || !s->cmd.loaded)
+		return;
+	s->unwind_loaded = true;
+	report_unwind(s, s->o.debug, "unwind tables");
+}
+
 static void loader_mapped(void *ctx, pid_t pid)
 {
 	struct session *s = ctx;
@@ -1115,7 +1127,7 @@ int session_go(struct session *s)
 	if (!s->have_cmd)
 		return 0;
 	e = cmd_go(&s->cmd);
-	if (!e && s->cmd.stop_at_exec) {
+	if (!e && s->cmd.at_exec) {
 		e = semaphores(&s->targets, s->cmd.pid, 1);
 		if (e)
 			die(s, "cannot set the USDT semaphores in %s: %s (only its "
@@ -1128,7 +1140,7 @@ int session_go(struct session *s)
 					"%s; its libraries' frames may be found by "
 					"frame pointers\n", s->o.tool,
 					s->o.command[0], strerror(-e));
-			report_unwind(s, s->o.debug, "unwind tables");
+			unwind_loaded(s);
 		}
 		cmd_resume(&s->cmd);
 		e = 0;
@@ -1168,6 +1180,7 @@ static bool handle_signals(struct session *s)
 			s->have_cmd = false;
 			end = true;
 		}
+		unwind_loaded(s);
 	}
 	return end;
 }

@@ -58,6 +58,7 @@ struct session {
 	struct unwind *unwind;		/* the cfi walker's tables */
 	bool unwind_live;		/* sideband records reach them now */
 	struct unwind_stats unwind_said;	/* what did not fit, as said */
+	bool unwind_loaded;		/* said once COMMAND's loader was over */
 	bool explain_cfi;		/* --explain: the cfi walker's rules */
 	struct sw_cmd cmd;
 	bool have_cmd;

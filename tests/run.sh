@@ -24,7 +24,7 @@ run_suite() {
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}	# a hung test fails, never blocks CI
 run_suite bats --tap tests/unit.bats tests/walkers.bats tests/cfi.bats tests/options.bats \
 	tests/errors.bats tests/legacy.bats tests/stacksnoop.bats tests/symbols.bats \
-	tests/hostile.bats tests/uprobe_safety.bats tests/outfiles.bats tests/cfi_budgets.bats tests/memory_budgets.bats tests/memory.bats tests/fuzz.bats \
+	tests/hostile.bats tests/uprobe_safety.bats tests/outfiles.bats tests/cfi_budgets.bats tests/memory_budgets.bats tests/children.bats tests/memory.bats tests/fuzz.bats \
 	tests/formats.bats tests/man.bats tests/completion.bats tests/package.bats
 # the kernel matrix under qemu (TCG runs anywhere; boot.sh installs qemu)
 run_suite tests/vm/run.sh

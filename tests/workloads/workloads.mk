@@ -9,7 +9,7 @@ WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases
              $(WL_DIR)/libvictim.so $(WL_DIR)/spawner $(WL_DIR)/zeroret $(WL_DIR)/threads \
              $(WL_DIR)/ia32 $(WL_DIR)/cfipaths \
              $(WL_DIR)/unprobeable $(WL_DIR)/sigpaths $(WL_DIR)/vdsopaths \
-             $(WL_DIR)/firstinsn $(WL_DIR)/manymaps
+             $(WL_DIR)/firstinsn $(WL_DIR)/manymaps $(WL_DIR)/spin $(WL_DIR)/reuse
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
@@ -22,6 +22,11 @@ $(WL_DIR)/libvictim.so: tests/workloads/victimlib.c | $(BUILD)/.test-deps
 
 $(WL_DIR)/victim: tests/workloads/victim.c $(WL_DIR)/libvictim.so
 	$(CC) $(WL_CFLAGS) -rdynamic -o $@ $< -L$(WL_DIR) -lvictim -Wl,-rpath,'$$ORIGIN'
+
+# without libc, yet dynamically linked: ld.so runs, then its own loop at once
+$(WL_DIR)/spin: tests/workloads/spin.c | $(BUILD)/.test-deps
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -nostdlib -fno-stack-protector -o $@ $<
 
 # 32-bit, without libc (so without gcc-multilib): its own _start, exit by int $0x80
 $(WL_DIR)/ia32: tests/workloads/ia32.c | $(BUILD)/.test-deps
