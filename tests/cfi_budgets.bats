@@ -5,21 +5,10 @@
 # pushing out the ones that matter.
 
 load helpers
-
-NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+load nobody
 
 setup() {
-	local d
-	# nobody's own directory, which nobody can reach
-	H=$BATS_TEST_TMPDIR/nobody
-	mkdir "$H"
-	chown nobody:nogroup "$H"
-	d=$BATS_TEST_TMPDIR
-	while [ "$d" != / ] && [ "$d" != /tmp ]; do
-		chmod o+x "$d"
-		d=$(dirname "$d")
-	done
-	as_nobody cp "$W/victim" "$W/libvictim.so" "$H/"
+	nobody_home
 }
 
 teardown() {
@@ -27,17 +16,6 @@ teardown() {
 	teardown_processes
 	[ -n "${MM_PID:-}" ] && kill "$MM_PID" 2>/dev/null
 	return 0
-}
-
-as_nobody() {
-	"${NOBODY[@]}" "$@"
-}
-
-# bounded D CMD...: run CMD (which has -D D) for at most D + 2 s.
-bounded() {
-	local d=$1
-	shift
-	run --separate-stderr timeout -s KILL $((d + 2)) "$@"
 }
 
 # A .debug_frame of SIZE bytes on stdout that is valid CFI: a CIE, then one

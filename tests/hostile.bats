@@ -6,22 +6,11 @@
 # file it skipped in one line, and printing no control byte.
 
 load helpers
+load nobody
 
 SNOOP=$TOP/build/stacksnoop
-NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-
 setup() {
-	local d
-	# nobody's own directory, which nobody can reach
-	H=$BATS_TEST_TMPDIR/nobody
-	mkdir "$H"
-	chown nobody:nogroup "$H"
-	d=$BATS_TEST_TMPDIR
-	while [ "$d" != / ] && [ "$d" != /tmp ]; do
-		chmod o+x "$d"
-		d=$(dirname "$d")
-	done
-	as_nobody cp "$W/victim" "$W/libvictim.so" "$H/"
+	nobody_home
 }
 
 teardown() {
@@ -30,17 +19,6 @@ teardown() {
 	[ -n "${VICTIM_PID:-}" ] && kill "$VICTIM_PID" 2>/dev/null
 	[ -f "$H/jitpid" ] && rm -f "/tmp/perf-$(cat "$H/jitpid").map"
 	teardown_processes
-}
-
-as_nobody() {
-	"${NOBODY[@]}" "$@"
-}
-
-# bounded D CMD...: run CMD (which has -D D) for at most D + 2 s.
-bounded() {
-	local d=$1
-	shift
-	run --separate-stderr timeout -s KILL $((d + 2)) "$@"
 }
 
 # Neither the output nor stderr holds a byte a terminal acts on.

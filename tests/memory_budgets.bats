@@ -5,30 +5,15 @@
 # not fit is said in one line at the end.
 
 load helpers
-
-NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+load nobody
 
 setup() {
-	local d
-	# nobody's own directory, which nobody can reach
-	H=$BATS_TEST_TMPDIR/nobody
-	mkdir "$H"
-	chown nobody:nogroup "$H"
-	d=$BATS_TEST_TMPDIR
-	while [ "$d" != / ] && [ "$d" != /tmp ]; do
-		chmod o+x "$d"
-		d=$(dirname "$d")
-	done
-	as_nobody cp "$W/victim" "$W/libvictim.so" "$H/"
+	nobody_home
 }
 
 teardown() {
 	[ -f "$H/jitpid" ] && rm -f "/tmp/perf-$(cat "$H/jitpid").map"
 	teardown_processes
-}
-
-as_nobody() {
-	"${NOBODY[@]}" "$@"
 }
 
 # run CMD... (bounded), and its peak resident set in $peak_kb: /usr/bin/time

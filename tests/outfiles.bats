@@ -6,39 +6,17 @@
 # the folded output nor a line of the other outputs.
 
 load helpers
+load nobody
 
 SNOOP=$TOP/build/stacksnoop
-NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-
 setup() {
-	local d
-	# nobody's own directory, which nobody can reach
-	H=$BATS_TEST_TMPDIR/nobody
-	mkdir "$H"
-	chown nobody:nogroup "$H"
-	d=$BATS_TEST_TMPDIR
-	while [ "$d" != / ] && [ "$d" != /tmp ]; do
-		chmod o+x "$d"
-		d=$(dirname "$d")
-	done
-	as_nobody cp "$W/victim" "$W/libvictim.so" "$H/"
+	nobody_home
 }
 
 teardown() {
 	[ -n "${MNT:-}" ] && umount "$MNT"
 	[ -n "${READER_PID:-}" ] && kill "$READER_PID" 2>/dev/null
 	teardown_processes
-}
-
-as_nobody() {
-	"${NOBODY[@]}" "$@"
-}
-
-# bounded D CMD...: run CMD (which ends within D s) for at most D + 2 s.
-bounded() {
-	local d=$1
-	shift
-	run --separate-stderr timeout -s KILL $((d + 2)) "$@"
 }
 
 # A short run of root's stackcount, its files given as $@.
