@@ -904,13 +904,47 @@ static int start_unwind(struct session *s)
  * one line.  STACKWALK_REFUSE_WALKER=NAME, for the tests, has the kernel
  * refuse that walker as a verifier would.
  */
+/* Past this many, uprobes attached one by one take minutes to detach. */
+#define SINGLE_UPROBES_MAX	256
+
+/*
+ * Whether auto should pass over walker d for this many uprobes: one that
+ * tail-calls cannot share a uprobe_multi link, so it attaches a perf
+ * event each, and each detaches after its own RCU grace period under the
+ * kernel's event_mutex, which blocks every other tracer meanwhile.
+ */
+static size_t too_many_uprobes(const struct session *s,
+			       const struct walker_desc *d)
+{
+	size_t n = 0;
+
+	if (!d->tail_calls || !s->f.link_uprobe_multi)
+		return 0;
+	for (size_t i = 0; i < s->targets.n; i++)
+		n += s->targets.v[i].spec.kind == SW_PROBE_UPROBE &&
+		     !s->targets.v[i].refused;
+	return n > SINGLE_UPROBES_MAX ? n : 0;
+}
+
 static int open_walker(struct session *s, __u64 *need)
 {
 	const char *refuse = getenv("STACKWALK_REFUSE_WALKER");
 	const struct walker_desc *d = walkers_get(s->wo.kind), *next;
 	char no[512];
+	size_t many;
 	int e;
 
+	while (s->walker_auto && (many = too_many_uprobes(s, d))) {
+		next = walkers_pick(&s->f, &s->need, d, &s->why, no, sizeof(no));
+		if (!next)
+			break;
+		fprintf(stderr, "%s: the %s walker would attach %zu uprobes one "
+			"by one, minutes to detach; using the %s walker, whose "
+			"multi-probe links take seconds (--walker %s to insist)\n",
+			s->o.tool, d->name, many, next->name, d->name);
+		d = next;
+		s->wo.kind = d->kind;
+	}
 	for (;;) {
 		if (refuse && !strcmp(refuse, d->name))
 			e = -EACCES;

@@ -110,3 +110,16 @@ EOF
 	[ "$stderr" = "stackcount: skipped 1 of 3 functions that cannot be probed: probe_locked (first instruction lock-prefixed, which uprobes refuse)" ]
 	[ -z "$(leftover_probes)" ]
 }
+
+# A wildcard over all of libc: the cfi walker's tail calls keep it from
+# multi-probe links, and 3,000-odd uprobes one perf event each would take
+# minutes to detach, holding the kernel's probe lock; auto says so and
+# takes the next walker, whose links attach and detach them in seconds.
+@test "c:* with auto: the walker of multi-probe links, said in one line; every function named or skipped" {
+	run --separate-stderr timeout -s KILL 120 "$SC" -U 'c:*' -- /bin/true
+	[ "$status" -eq 0 ]
+	[[ "$(sed -n 1p <<< "$stderr")" =~ ^stackcount:\ the\ cfi\ walker\ would\ attach\ [0-9]+\ uprobes\ one\ by\ one,\ minutes\ to\ detach\;\ using\ the\ getstack\ walker,\ whose\ multi-probe\ links\ take\ seconds\ \(--walker\ cfi\ to\ insist\)$ ]]
+	[[ "$(sed -n 2p <<< "$stderr")" =~ ^stackcount:\ skipped\ [0-9]+\ of\ [0-9]+\ functions\ that\ cannot\ be\ probed:\  ]]
+	[ "$(wc -l <<< "$stderr")" -eq 2 ]
+	[ -z "$(leftover_probes)" ]
+}
