@@ -9,6 +9,7 @@ load helpers
 load nobody
 
 SNOOP=$TOP/build/stacksnoop
+
 setup() {
 	nobody_home
 }
