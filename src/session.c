@@ -898,12 +898,6 @@ static int start_unwind(struct session *s)
 	return 0;
 }
 
-/*
- * The walker loaded; where auto picked it and the kernel refused it (a
- * verifier's limit, say), the next of auto's list that can run, said in
- * one line.  STACKWALK_REFUSE_WALKER=NAME, for the tests, has the kernel
- * refuse that walker as a verifier would.
- */
 /* Past this many, uprobes attached one by one take minutes to detach. */
 #define SINGLE_UPROBES_MAX	256
 
@@ -926,24 +920,44 @@ static size_t too_many_uprobes(const struct session *s,
 	return n > SINGLE_UPROBES_MAX ? n : 0;
 }
 
+/* auto's next walker after *d, said with why *d was passed over; false: none */
+static bool next_walker(struct session *s, const struct walker_desc **d,
+			const char *why)
+{
+	const struct walker_desc *next;
+	char no[512];
+
+	next = walkers_pick(&s->f, &s->need, *d, &s->why, no, sizeof(no));
+	if (!next)
+		return false;
+	fprintf(stderr, "%s: %s; using the %s walker\n", s->o.tool, why,
+		next->name);
+	*d = next;
+	s->wo.kind = next->kind;
+	return true;
+}
+
+/*
+ * The walker loaded; where auto picked it, the next of auto's list in its
+ * place, said in one line, when it would attach too many uprobes one by
+ * one or the kernel refused it (a verifier's limit, say).
+ * STACKWALK_REFUSE_WALKER=NAME, for the tests, has the kernel refuse that
+ * walker as a verifier would.
+ */
 static int open_walker(struct session *s, __u64 *need)
 {
 	const char *refuse = getenv("STACKWALK_REFUSE_WALKER");
-	const struct walker_desc *d = walkers_get(s->wo.kind), *next;
-	char no[512];
+	const struct walker_desc *d = walkers_get(s->wo.kind);
+	char why[256];
 	size_t many;
 	int e;
 
 	while (s->walker_auto && (many = too_many_uprobes(s, d))) {
-		next = walkers_pick(&s->f, &s->need, d, &s->why, no, sizeof(no));
-		if (!next)
+		snprintf(why, sizeof(why), "the %s walker would attach %zu "
+			 "uprobes one by one, minutes to detach (--walker %s to "
+			 "insist)", d->name, many, d->name);
+		if (!next_walker(s, &d, why))
 			break;
-		fprintf(stderr, "%s: the %s walker would attach %zu uprobes one "
-			"by one, minutes to detach; using the %s walker, whose "
-			"multi-probe links take seconds (--walker %s to insist)\n",
-			s->o.tool, d->name, many, next->name, d->name);
-		d = next;
-		s->wo.kind = d->kind;
 	}
 	for (;;) {
 		if (refuse && !strcmp(refuse, d->name))
@@ -953,17 +967,12 @@ static int open_walker(struct session *s, __u64 *need)
 		if (!e || !s->walker_auto || e == -ENOMEM ||
 		    (e == -E2BIG && s->wo.map_limit && *need > s->wo.map_limit))
 			return e;
-		next = walkers_pick(&s->f, &s->need, d, &s->why, no, sizeof(no));
-		if (!next)
+		snprintf(why, sizeof(why), "the kernel refused the %s walker (%s)",
+			 d->name, e == -E2BIG ? "too complex for its verifier" :
+			 e == -EACCES ? "its verifier rejected a program" :
+			 strerror(-e));
+		if (!next_walker(s, &d, why))
 			return e;
-		fprintf(stderr, "%s: the kernel refused the %s walker (%s); "
-			"using the %s walker\n", s->o.tool, d->name,
-			e == -E2BIG ? "too complex for its verifier" :
-			e == -EACCES ? "its verifier rejected a program" :
-			strerror(-e),
-			next->name);
-		d = next;
-		s->wo.kind = d->kind;
 	}
 }
 
