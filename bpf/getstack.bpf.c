@@ -467,10 +467,12 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		 * did, and the frontend has not caught up): the getstack
 		 * walker's frames, the caller at an entry kept (kadds: the
 		 * kernel's unwinder adds it itself), each but the first
-		 * tagged as a frame-pointer step, which they are.
+		 * tagged as a frame-pointer step, which they are; counted
+		 * and marked, as frames past a frameless function are wrong.
 		 */
 		nu = gs_frames(ctx, ubuf, BPF_F_USER_STACK, uentry && !kadds, usp);
-		ustop = SW_STOP_NONE;
+		ustop = SW_STOP_NO_TABLE;
+		sw_lost(SW_LOST_NO_TABLE);
 #pragma unroll
 		for (int i = 1; i < SW_MAX_FRAMES + 1; i++)
 			ubuf[i] |= ((ubuf[i] | -ubuf[i]) >> 63) *
@@ -552,6 +554,54 @@ SEC("kprobe") int gs_cfi_walk_kp##sfx(struct pt_regs *ctx)		\
 SEC("tracepoint") int gs_cfi_walk_tp##sfx(void *ctx)			\
 {									\
 	return gs_cfi_walk(ctx, mode, &cfi_tails_tp);			\
+}
+
+/*
+ * A process's mappings follow it as the kernel's do, whoever started it:
+ * a child of fork maps what its parent maps, at the same addresses, from
+ * its first instruction, so it starts with a copy of its parent's list
+ * (a pid used again gets its new parent's, or none); an exec leaves no
+ * list until the frontend has read the new image's.  A thread gets a copy
+ * too, under its own id, which no walk looks up (fork tells no thread
+ * from a process here): it goes when the thread ends.  A process's own
+ * list stays after it ends, so that its last events can be explained; the
+ * frontend reaps those when the map fills.
+ */
+SEC("tracepoint") int gs_cfi_fork(void *ctx)
+{
+	__u32 zero = 0, child = 0, parent = bpf_get_current_pid_tgid() >> 32;
+	struct sw_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	struct sw_cfi_proc *proc;
+
+	if (!cfg)
+		return 0;
+	bpf_probe_read(&child, sizeof(child),
+		       (void *)(sw_ptr_value(ctx) + cfg->fork_child_off));
+	proc = bpf_map_lookup_elem(&cfi_procs, &parent);
+	/* no room: its events are counted as without tables */
+	if (proc)
+		bpf_map_update_elem(&cfi_procs, &child, proc, BPF_ANY);
+	else
+		bpf_map_delete_elem(&cfi_procs, &child);
+	return 0;
+}
+
+SEC("tracepoint") int gs_cfi_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&cfi_procs, &tgid);
+	return 0;
+}
+
+SEC("tracepoint") int gs_cfi_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = id;
+
+	if (tid != id >> 32)
+		bpf_map_delete_elem(&cfi_procs, &tid);
+	return 0;
 }
 
 GS_CFI_PROGRAMS(, GS_CFI_COUNT)

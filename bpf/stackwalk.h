@@ -96,7 +96,9 @@ struct sw_config {
 	/* getstack, small keys: no room for a chunk */			\
 	X(SW_LOST_CHUNKS_FULL, "chunk_map_full", "to a full chunk map")	\
 	/* fp: a 32-bit task's 4-byte frames, not walked */		\
-	X(SW_LOST_IA32, "ia32_not_walked", NULL)
+	X(SW_LOST_IA32, "ia32_not_walked", NULL)			\
+	/* cfi: the process had no unwind tables (yet): fp steps */	\
+	X(SW_LOST_NO_TABLE, "user_stacks_without_tables", NULL)
 
 #define SW_LOST_ENUM(cause, key, what) cause,
 enum sw_lost {
@@ -114,6 +116,7 @@ enum sw_stop {
 	SW_STOP_DEPTH,		/* out of key slots: the stack is deeper */
 	SW_STOP_NO_USER,	/* no user registers (kernel thread, IRQ) */
 	SW_STOP_ROOT,		/* returned into ret_from_fork: the first frame */
+	SW_STOP_NO_TABLE,	/* cfi: no tables for the process, fp steps */
 	SW_STOP_NR,
 };
 

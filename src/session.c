@@ -1456,6 +1456,13 @@ static void report_losses(struct session *s)
 			"walker reads 64-bit frames; use --walker getstack or "
 			"stackmap for them\n",
 			(unsigned long long)l.lost[SW_LOST_IA32]);
+	if (l.lost[SW_LOST_NO_TABLE])
+		fprintf(stderr, "the user frames of %llu events were found by "
+			"frame pointers, without unwind tables: their process "
+			"had none yet (it started or ran exec before its maps "
+			"were read), so callers of code without frame pointers "
+			"may be missing or wrong\n",
+			(unsigned long long)l.lost[SW_LOST_NO_TABLE]);
 	if (session_loss_line(s, &l, line, sizeof(line)))
 		fprintf(stderr, "%s\n", line);
 	if (l.partial)

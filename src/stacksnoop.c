@@ -171,8 +171,12 @@ static void explain_rule(struct tool *t, const struct sw_event *ev,
 {
 	char rule[512], msg[530];
 
-	session_unwind_rule(&t->s, ev->stack.tgid, addr, exact, entry, rule,
-			    sizeof(rule));
+	if (ev->stack.ustop == SW_STOP_NO_TABLE)
+		snprintf(rule, sizeof(rule), "no unwind tables for this process "
+			 "yet: a frame-pointer step to the caller");
+	else
+		session_unwind_rule(&t->s, ev->stack.tgid, addr, exact, entry,
+				    rule, sizeof(rule));
 	snprintf(msg, sizeof(msg), "    %s", rule);
 	line(t, ev, comm, msg);
 }

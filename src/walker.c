@@ -347,7 +347,7 @@ int walker_open(struct walker **out, const struct sw_features *f,
 			goto fail;
 	}
 	base_config(w, &c);
-	if (o->follow && fork_hook_tracepoint(f)) {
+	if ((o->follow || w->d->attach) && fork_hook_tracepoint(f)) {
 		int off = tp_field_offset(f->tracefs, "sched", "sched_process_fork",
 					  "child_pid");
 		if (off < 0) {
@@ -377,6 +377,16 @@ static int add_attachment(struct walker *w, int prog_fd,
 	if (!err)
 		w->natt++;
 	return err;
+}
+
+int walker_attach_tracepoint(struct walker *w, struct bpf_program *p,
+			     const char *cat, const char *ev)
+{
+	struct sw_probe_spec s = {
+		.kind = SW_PROBE_TRACEPOINT, .category = cat, .event = ev,
+	};
+
+	return add_attachment(w, bpf_program__fd(p), &s);
 }
 
 /* The kernel function that creates tasks, by release. */
@@ -574,6 +584,11 @@ int walker_attach(struct walker *w, struct sw_targets *t,
 	*failed = NULL;
 	if (w->o.follow) {
 		err = attach_follow(w);
+		if (err)
+			return err;
+	}
+	if (w->d->attach) {
+		err = w->d->attach(w);
 		if (err)
 			return err;
 	}

@@ -102,12 +102,38 @@ static __u32 walk_slot(const struct walker *w)
 
 static void cfi_choose(struct walker *w)
 {
+	const struct getstack_bpf *s = w->skel;
 	struct bpf_program *kp, *tp;
 
 	walker_getstack_choose(w);
 	walk_progs(w, &kp, &tp);
 	walker_want(w, kp, true);
 	walker_want(w, tp, w->f->prog_tracepoint);
+	walker_want(w, s->progs.gs_cfi_fork, true);
+	walker_want(w, s->progs.gs_cfi_exec, true);
+	walker_want(w, s->progs.gs_cfi_exit, true);
+}
+
+/*
+ * Processes' mapping lists follow fork, exec and exit in the kernel
+ * (bpf/getstack.bpf.c says how), so a child of fork is walked from its
+ * first event, a process the frontend has not read yet never with
+ * another image's tables.
+ */
+static int cfi_attach(struct walker *w)
+{
+	const struct getstack_bpf *s = w->skel;
+	int err;
+
+	err = walker_attach_tracepoint(w, s->progs.gs_cfi_fork, "sched",
+				       "sched_process_fork");
+	if (!err)
+		err = walker_attach_tracepoint(w, s->progs.gs_cfi_exec, "sched",
+					       "sched_process_exec");
+	if (!err)
+		err = walker_attach_tracepoint(w, s->progs.gs_cfi_exit, "sched",
+					       "sched_process_exit");
+	return err;
 }
 
 static int cfi_loaded(struct walker *w)
@@ -149,6 +175,7 @@ const struct walker_desc walker_cfi = {
 	.prog = cfi_prog,
 	.choose = cfi_choose,
 	.loaded = cfi_loaded,
+	.attach = cfi_attach,
 	.calib_prog = walker_getstack_calib_prog,
 	.read_begin = walker_getstack_read_begin,
 	.key_frames = walker_getstack_key_frames,

@@ -120,6 +120,9 @@ struct bpf_program *walker_getstack_calib_prog(const struct walker *w);
 void walker_getstack_key_frames(struct walker *w, const void *key, bool counted,
 				struct key_frames *f);
 
+/* Attach p to tracepoint cat:ev, detached with the rest. */
+int walker_attach_tracepoint(struct walker *w, struct bpf_program *p,
+			     const char *cat, const char *ev);
 /* Load p or not; a program this run wants that does not exist is a bug. */
 void walker_want(struct walker *w, struct bpf_program *p, bool on);
 /* The frames before the first 0 of v, at most max. */

@@ -59,6 +59,8 @@ struct walker_desc {
 	void (*choose)(struct walker *w);
 	/* After loading: what the kernel side needs before the first event. */
 	int (*loaded)(struct walker *w);
+	/* Its own programs' probes, before the targets'. */
+	int (*attach)(struct walker *w);
 	/* The counting program a calibration fires; NULL: it never calibrates. */
 	struct bpf_program *(*calib_prog)(const struct walker *w);
 	/* Before the counts are read: once per read. */

@@ -19,11 +19,14 @@ need_cfi() {
 
 # COUNT ADDRESS... a line, sorted: each distinct stack gdb unwound at
 # BREAKSPEC ($1) as tests/gdb_bt.sh gives them (to the outermost frame),
-# and how often.
+# and how often.  FORKED=1: COMMAND forks once, and gdb judges the parent
+# in one run, then the child in another.
 gdb_stacks() {
 	local spec=$1
 	shift 2
-	"$GDB_BT" --all "$spec" -- "$@" > "$BATS_TEST_TMPDIR/gdb.hits" 2> "$BATS_TEST_TMPDIR/gdb.err" ||
+	{ "$GDB_BT" --all "$spec" -- "$@" &&
+		if [ "${FORKED:-0}" = 1 ]; then "$GDB_BT" --all --child "$spec" -- "$@"; fi; } \
+		> "$BATS_TEST_TMPDIR/gdb.hits" 2> "$BATS_TEST_TMPDIR/gdb.err" ||
 		{ cat "$BATS_TEST_TMPDIR/gdb.err" >&2; return 1; }
 	sort "$BATS_TEST_TMPDIR/gdb.hits" | uniq -c | awk '{ c = $1; $1 = ""; print c $0 }' | sort
 }
@@ -56,7 +59,7 @@ same_as_gdb() {
 # stackcount -f -U --walker WALKER PATTERN -- cfipaths prints exactly the
 # stacks on stdin (in C order)
 cfipaths_folded() {
-	run --separate-stderr "$SC" -f -U --walker "$1" "$2" -- "$W/cfipaths"
+	run --separate-stderr "$SC" -f -U --walker "$1" "$2" -- "$W/cfipaths" "${@:3}"
 	[ "$status" -eq 0 ]
 	diff -u - <(echo "$output" | LC_ALL=C sort)
 }
@@ -123,6 +126,58 @@ EOF
 
 # Debian's sort has no frame pointers, nor has libc: every malloc from
 # setlocale, stdio and sort itself, to _start.  -o: stdout stays empty.
+# A child of fork without exec maps what its parent maps: the kernel side
+# gives it its parent's tables, so its first event is walked whole.
+@test "cfi: a child of fork and its parent, every stack frame by frame as gdb unwinds it" {
+	need_cfi
+	FORKED=1 same_as_gdb '-probe-stap cfipaths:frameless' "u:$W/cfipaths:frameless" -- "$W/cfipaths" fork
+	FORKED=1 same_as_gdb '*entered' "$W/cfipaths:entered" -- "$W/cfipaths" fork
+	FORKED=1 same_as_gdb syscall:getppid t:syscalls:sys_enter_getppid -- "$W/cfipaths" fork
+	# by name: in_child's paths are the child's, in_parent's the parent's
+	cfipaths_folded cfi "u:$W/cfipaths:frameless" fork <<'EOF'
+cfipaths;_start;__libc_start_main;[unknown];main;in_child;leaf_a;frameless 1
+cfipaths;_start;__libc_start_main;[unknown];main;in_child;leaf_b;frameless 2
+cfipaths;_start;__libc_start_main;[unknown];main;in_parent;leaf_a;frameless 1
+cfipaths;_start;__libc_start_main;[unknown];main;in_parent;leaf_b;frameless 2
+EOF
+}
+
+# A process whose maps the tool has not read yet (here: the tool is
+# stopped while the process runs) has no tables: the kernel's frame-pointer
+# walk stands in, and each such event is counted and said, never passed
+# off as unwound (frameless' caller is lost, as in a frame-pointer walk).
+sc_stopped_during() {	# OUT ARGS...: stackcount ARGS, stopped while cfipaths runs
+	local out=$1
+	shift
+	"$SC" "$@" > "$BATS_TEST_TMPDIR/$out" 2> "$BATS_TEST_TMPDIR/$out.err" &
+	SC_PID=$!
+	wait_for '^Tracing' "$BATS_TEST_TMPDIR/$out"
+	kill -STOP "$SC_PID"
+	"$W/cfipaths"
+	kill -CONT "$SC_PID"
+	kill -INT "$SC_PID"
+	wait "$SC_PID"
+	SC_PID=
+}
+
+@test "cfi: events of a process whose maps were not read yet are counted and said" {
+	need_cfi
+	sc_stopped_during sc.out -U --walker cfi "u:$W/cfipaths:frameless"
+	diff - <(sed -n '/^Tracing/,$p' "$BATS_TEST_TMPDIR/sc.out" | normalize) <<OUT
+Tracing 1 functions for "u:$W/cfipaths:frameless"... Hit Ctrl-C to end.
+
+  frameless
+  main
+  [unknown]
+    cfipaths [PID]
+    3
+
+Detaching...
+OUT
+	grep -qx "the user frames of 3 events were found by frame pointers, without unwind tables: their process had none yet (it started or ran exec before its maps were read), so callers of code without frame pointers may be missing or wrong" \
+		"$BATS_TEST_TMPDIR/sc.out.err"
+}
+
 @test "cfi: Debian's sort, each malloc's stack as gdb unwinds it, each as often" {
 	need_cfi
 	seq 1 50 | shuf --random-source=<(yes) > "$BATS_TEST_TMPDIR/numbers"

@@ -3,7 +3,7 @@
 #
 # gdb as the judge of user stacks:
 #
-#   tests/gdb_bt.sh [--names] [--all] BREAKSPEC -- COMMAND [ARG ...]
+#   tests/gdb_bt.sh [--names] [--all] [--child] BREAKSPEC -- COMMAND [ARG ...]
 #
 # runs COMMAND under gdb, with a breakpoint at BREAKSPEC (e.g. '*malloc',
 # '-probe-stap PROVIDER:NAME'; or syscall:NAME, each entry into that
@@ -21,7 +21,9 @@
 # object, the same tables a CFI walker reads: debug files and debuginfod
 # are turned off, so the stacks are the same whatever is installed, and
 # names are those of the objects' symbol tables.  Only the process COMMAND
-# starts is followed, not its children.
+# starts is followed, not its children; with --child, the child of its
+# first fork instead, from the fork on (the hits before it are the
+# parent's: a workload judged this way has none).
 #
 # Addresses are those of a run without address space randomization, as
 # gdb runs programs; a stack tool's run to compare with must be too:
@@ -33,15 +35,17 @@ set -u
 
 names=0
 all=0
+follow=parent
 while [ $# -gt 0 ]; do
 	case $1 in
 	--names) names=1; shift ;;
 	--all) all=1; shift ;;
+	--child) follow=child; shift ;;
 	*) break ;;
 	esac
 done
 if [ $# -lt 3 ] || [ "$2" != "--" ]; then
-	echo "usage: $0 [--names] [--all] BREAKSPEC -- COMMAND [ARG ...]" >&2
+	echo "usage: $0 [--names] [--all] [--child] BREAKSPEC -- COMMAND [ARG ...]" >&2
 	exit 2
 fi
 spec=$1
@@ -69,6 +73,7 @@ GDB_BT_NAMES=$names GDB_BT_ALL=$all SHELL=/bin/sh \
 	-ex 'set debuginfod enabled off' -ex "set debug-file-directory $tmp/none" \
 	-ex 'set disable-randomization on' -ex 'set startup-with-shell on' \
 	-ex 'set backtrace past-main on' -ex 'set backtrace limit unlimited' \
+	-ex "set follow-fork-mode $follow" \
 	"${env[@]}" \
 	-x "$(dirname "$0")/gdb_bt.py" --args "$@" < /dev/null >&2
 if [ ! -s "$tmp/status" ]; then

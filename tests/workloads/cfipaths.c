@@ -18,6 +18,10 @@
  * and main's caller (__libc_start_call_main, [unknown] without libc's
  * debug file) after main in each.  No other getppid() call is made.
  *
+ * `cfipaths fork`: the same, once in a child of fork (no exec) and then,
+ * once the child has ended, once in its parent: each path with
+ * in_child or in_parent between it and main.
+ *
  * frameless() is written in assembler, so that no compiler option or
  * version decides whether it gets a frame: it never touches %rbp, and it
  * pushes %rbx, so at its probe the return address is at 8(%rsp), not at
@@ -30,8 +34,10 @@
  * keeps the caller's %rbp too; a tracepoint's user registers are those at
  * its syscall instruction.
  */
+#include <string.h>
 #include <sys/sdt.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -87,18 +93,48 @@ NOINLINE void sys_b(void)
 	syscall(SYS_getppid);
 }
 
-int main(void)
+#define ALL_PATHS() do {			\
+	leaf_a();				\
+	for (int i = 0; i < 2; i++)		\
+		leaf_b();			\
+	for (int i = 0; i < 3; i++)		\
+		entry_a();			\
+	for (int i = 0; i < 4; i++)		\
+		entry_b();			\
+	for (int i = 0; i < 5; i++)		\
+		sys_a();			\
+	for (int i = 0; i < 6; i++)		\
+		sys_b();			\
+} while (0)
+
+NOINLINE void in_child(void)
 {
-	leaf_a();
-	for (int i = 0; i < 2; i++)
-		leaf_b();
-	for (int i = 0; i < 3; i++)
-		entry_a();
-	for (int i = 0; i < 4; i++)
-		entry_b();
-	for (int i = 0; i < 5; i++)
-		sys_a();
-	for (int i = 0; i < 6; i++)
-		sys_b();
+	ALL_PATHS();
+}
+
+NOINLINE void in_parent(void)
+{
+	ALL_PATHS();
+}
+
+int main(int argc, char **argv)
+{
+	pid_t pid;
+	int status;
+
+	if (argc < 2 || strcmp(argv[1], "fork")) {
+		ALL_PATHS();
+		return 0;
+	}
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		in_child();
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || status)
+		return 1;
+	in_parent();
 	return 0;
 }
