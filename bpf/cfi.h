@@ -66,9 +66,14 @@
  *     lookup uses pc itself (it was interrupted, not calling).
  *   SW_CFI_END  the return address is undefined: the outermost frame
  *     (_start, a thread's start); the walk is complete.
- *   SW_CFI_NONE, SW_CFI_UNKNOWN, or no mapping or row: one frame-pointer
- *     step (return address *(bp + 8), sp = bp + 16, bp = *bp) if bp is
- *     known, else the walk ends in [unknown].
+ *   SW_CFI_NONE, or no mapping or row: one frame-pointer step (return
+ *     address *(bp + 8), sp = bp + 16, bp = *bp) if bp is known, else the
+ *     walk ends in [unknown].
+ *   SW_CFI_UNKNOWN: the walk ends (SW_STOP_CUT, counted): a frame-pointer
+ *     step where CFI says the frame is something else would skip a
+ *     caller or make one up.
+ *   Every step but a signal frame's must move the CFA above the frame's
+ *     own sp; one that does not ends the walk the same way.
  */
 #ifndef SW_BPF_CFI_H
 #define SW_BPF_CFI_H

@@ -219,8 +219,15 @@ static __always_inline int cfi_step(struct sw_cfi_proc *proc, struct cfi_state *
 		if (kind == SW_CFI_PLT)
 			st->rbp = 0;
 		st->how = SW_HOW_CFI;
+	} else if (kind == SW_CFI_UNKNOWN) {
+		/*
+		 * A rule the walk cannot follow (a CFA from %rbx, as in ld.so's
+		 * _dl_runtime_resolve, or an expression): a frame-pointer step
+		 * there would skip or invent callers
+		 */
+		return SW_STOP_CUT;
 	} else if (st->bp_ok) {
-		/* no rule here, or none we can use: a frame-pointer step */
+		/* no rule here, or an %rbp one without %rbp: a frame-pointer step */
 		st->from_bp = 1;
 		st->off = 16;
 		st->rbp = -2;
@@ -229,6 +236,14 @@ static __always_inline int cfi_step(struct sw_cfi_proc *proc, struct cfi_state *
 		return SW_STOP_UNREADABLE;
 	}
 	cfa = cfi_pick(st->from_bp, bp, sp) + st->off;
+	/*
+	 * A caller's frame lies above its callee's: a CFA at or below this
+	 * frame's %rsp comes from a stale %rbp or a corrupt stack, and would
+	 * lead to a wrong frame or a loop (a signal frame, above, may move
+	 * anywhere: an alternate signal stack)
+	 */
+	if (cfa <= sp)
+		return SW_STOP_CUT;
 	err |= bpf_probe_read(&ra, 8, (void *)(cfa - 8));
 	/* the caller's %rbp: read where it was saved (rbp < 0), or kept */
 	saved = (__u64)st->rbp >> 63;

@@ -520,6 +520,8 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 		bpf_tail_call(ctx, tails, mode);
 		why = SW_STOP_DEPTH;
 	}
+	if (why == SW_STOP_CUT)
+		sw_lost(SW_LOST_CUT);
 	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode);
 	return 0;
 }

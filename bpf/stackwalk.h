@@ -98,7 +98,9 @@ struct sw_config {
 	/* fp: a 32-bit task's 4-byte frames, not walked */		\
 	X(SW_LOST_IA32, "ia32_not_walked", NULL)			\
 	/* cfi: the process had no unwind tables (yet): fp steps */	\
-	X(SW_LOST_NO_TABLE, "user_stacks_without_tables", NULL)
+	X(SW_LOST_NO_TABLE, "user_stacks_without_tables", NULL)	\
+	/* cfi: a walk ended where it could not go on right */		\
+	X(SW_LOST_CUT, "user_stacks_cut", NULL)
 
 #define SW_LOST_ENUM(cause, key, what) cause,
 enum sw_lost {
@@ -117,6 +119,8 @@ enum sw_stop {
 	SW_STOP_NO_USER,	/* no user registers (kernel thread, IRQ) */
 	SW_STOP_ROOT,		/* returned into ret_from_fork: the first frame */
 	SW_STOP_NO_TABLE,	/* cfi: no tables for the process, fp steps */
+	SW_STOP_CUT,		/* cfi: CFI it cannot follow, or a CFA not above
+				   the frame's own %rsp */
 	SW_STOP_NR,
 };
 

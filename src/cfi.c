@@ -1289,6 +1289,10 @@ int cfi_row_explain(const struct sw_cfi_row *r, char *buf, size_t len)
 			 8 * r->rbp);
 	switch (r->kind) {
 	case SW_CFI_RSP:
+		if (cfa < 8)
+			return snprintf(buf, len, "CFA = %%rsp+%u: not above "
+					"%%rsp, so no return address lies "
+					"below it: the walk ends here", cfa);
 		if (cfa == 8)
 			return snprintf(buf, len, "CFA = %%rsp+8: the return address "
 					"is on top of the stack; %s", rbp);
@@ -1319,6 +1323,6 @@ int cfi_row_explain(const struct sw_cfi_row *r, char *buf, size_t len)
 	default:
 		return snprintf(buf, len, "the CFI here is a rule no row can hold "
 				"(an expression, or a register other than %%rsp and "
-				"%%rbp): only the frame pointer can lead on");
+				"%%rbp): the walk ends here rather than guess");
 	}
 }

@@ -1463,6 +1463,13 @@ static void report_losses(struct session *s)
 			"were read), so callers of code without frame pointers "
 			"may be missing or wrong\n",
 			(unsigned long long)l.lost[SW_LOST_NO_TABLE]);
+	if (l.lost[SW_LOST_CUT])
+		fprintf(stderr, "%llu user stacks end early: the walk met CFI it "
+			"cannot follow (a CFA from a register other than %%rsp "
+			"and %%rbp, or an expression) or a CFA not above the "
+			"frame's own, and left the callers beyond out rather "
+			"than guess them\n",
+			(unsigned long long)l.lost[SW_LOST_CUT]);
 	if (session_loss_line(s, &l, line, sizeof(line)))
 		fprintf(stderr, "%s\n", line);
 	if (l.partial)

@@ -217,6 +217,9 @@ static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
 				     !i || (how && sw_how_get(how, i) == SW_HOW_SIGNAL),
 				     !i && t->how.entry);
 	}
+	if (t->s.explain_cfi && !kernel && ev->stack.ustop == SW_STOP_CUT)
+		line(t, ev, comm, "    the walk ends: that rule leads to no "
+		     "frame above this one, and a guess could be wrong");
 }
 
 /*

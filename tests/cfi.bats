@@ -178,6 +178,32 @@ OUT
 		"$BATS_TEST_TMPDIR/sc.out.err"
 }
 
+# CFI that a walk of %rsp and %rbp cannot follow (a CFA from %rbx), or
+# that puts the CFA at %rsp itself, ends the walk there: counted, said,
+# explained, never a caller guessed by a frame-pointer step.
+@test "cfi: a CFA from %rbx, or one not above %rsp, ends the walk there, counted and said" {
+	need_cfi
+	run --separate-stderr "$SC" -f -U --walker cfi "u:$W/cfipaths:*cfa" -- "$W/cfipaths" cut
+	[ "$status" -eq 0 ]
+	diff - <(echo "$output" | LC_ALL=C sort) <<'EOF'
+cfipaths;low_cfa 1
+cfipaths;rbx_cfa 1
+EOF
+	[ "$stderr" = "2 user stacks end early: the walk met CFI it cannot follow (a CFA from a register other than %rsp and %rbp, or an expression) or a CFA not above the frame's own, and left the callers beyond out rather than guess them" ]
+	run --separate-stderr "$SN" --explain "u:$W/cfipaths:*cfa" -- "$W/cfipaths" cut
+	[ "$status" -eq 0 ]
+	diff - <(echo "$output" | sed 1d | cut -c20- | sed -E 's/^ip: [0-9a-f]+ /ip: /') <<'EOF'
+
+ip: regs rbx_cfa
+    the CFI here is a rule no row can hold (an expression, or a register other than %rsp and %rbp): the walk ends here rather than guess
+    the walk ends: that rule leads to no frame above this one, and a guess could be wrong
+
+ip: regs low_cfa
+    CFA = %rsp+0: not above %rsp, so no return address lies below it: the walk ends here
+    the walk ends: that rule leads to no frame above this one, and a guess could be wrong
+EOF
+}
+
 @test "cfi: Debian's sort, each malloc's stack as gdb unwinds it, each as often" {
 	need_cfi
 	seq 1 50 | shuf --random-source=<(yes) > "$BATS_TEST_TMPDIR/numbers"

@@ -18,6 +18,14 @@
  * and main's caller (__libc_start_call_main, [unknown] without libc's
  * debug file) after main in each.  No other getppid() call is made.
  *
+ * `cfipaths cut`: instead, two probes where CFI leads no walker of %rsp
+ * and %rbp on, each reached once from main:
+ *
+ *   u:cfipaths:rbxcfa   rbx_cfa: its CFA is %rbx+16 (it aligns %rsp, as
+ *                       ld.so's _dl_runtime_resolve does)
+ *   u:cfipaths:lowcfa   low_cfa: its CFI puts the CFA at %rsp itself,
+ *                       below where its return address is
+ *
  * `cfipaths fork`: the same, once in a child of fork (no exec) and then,
  * once the child has ended, once in its parent: each path with
  * in_child or in_parent between it and main.
@@ -55,6 +63,37 @@ __asm__(".text\n.globl frameless\n.type frameless, @function\nframeless:\n"
 	"	.cfi_endproc\n"
 	".size frameless, .-frameless\n");
 void frameless(void);
+
+__asm__(".text\n.globl rbx_cfa\n.type rbx_cfa, @function\nrbx_cfa:\n"
+	"	.cfi_startproc\n"
+	"	push %rbx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_rel_offset %rbx, 0\n"
+	"	mov %rsp, %rbx\n"
+	"	.cfi_def_cfa_register %rbx\n"
+	"	and $-64, %rsp\n"
+	STAP_PROBE_ASM(cfipaths, rbxcfa, )
+	"	mov %rbx, %rsp\n"
+	"	.cfi_def_cfa_register %rsp\n"
+	"	pop %rbx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.cfi_restore %rbx\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size rbx_cfa, .-rbx_cfa\n");
+void rbx_cfa(void);
+
+__asm__(".text\n.globl low_cfa\n.type low_cfa, @function\nlow_cfa:\n"
+	"	.cfi_startproc\n"
+	"	push %rbx\n"
+	"	.cfi_def_cfa_offset 0\n"
+	STAP_PROBE_ASM(cfipaths, lowcfa, )
+	"	pop %rbx\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size low_cfa, .-low_cfa\n");
+void low_cfa(void);
 
 volatile int sink;
 
@@ -122,6 +161,11 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int status;
 
+	if (argc > 1 && !strcmp(argv[1], "cut")) {
+		rbx_cfa();
+		low_cfa();
+		return 0;
+	}
 	if (argc < 2 || strcmp(argv[1], "fork")) {
 		ALL_PATHS();
 		return 0;
