@@ -142,6 +142,25 @@ cfipaths;_start;__libc_start_main;[unknown];main;in_parent;leaf_b;frameless 2
 EOF
 }
 
+# Debian's bash and python3.11 (no frame pointers) fork without exec: a
+# $(...) subshell, a multiprocessing worker; their stacks are the child's.
+@test "cfi: Debian's bash, a \$(...) subshell's kill stacks as gdb unwinds them" {
+	need_cfi
+	FORKED=1 same_as_gdb syscall:kill t:syscalls:sys_enter_kill -- \
+		/bin/bash -c 'x=$(for i in 1 2 3 4 5; do kill -0 $$; done)'
+	[ "$(cat "$BATS_TEST_TMPDIR/total")" = 5 ]
+}
+
+@test "cfi: Debian's python3.11, a multiprocessing worker (fork) as gdb unwinds it" {
+	need_cfi
+	FORKED=1 same_as_gdb syscall:getppid t:syscalls:sys_enter_getppid -- \
+		/usr/bin/python3.11 -c 'import multiprocessing as mp, os
+mp.set_start_method("fork")
+p = mp.Process(target=lambda: [os.getppid() for i in range(4)])
+p.start(); p.join()'
+	[ "$(cat "$BATS_TEST_TMPDIR/total")" = 4 ]
+}
+
 # A process whose maps the tool has not read yet (here: the tool is
 # stopped while the process runs) has no tables: the kernel's frame-pointer
 # walk stands in, and each such event is counted and said, never passed
