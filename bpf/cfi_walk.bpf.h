@@ -227,7 +227,12 @@ static __always_inline int cfi_step(struct sw_cfi_proc *proc, struct cfi_state *
 		 */
 		return SW_STOP_CUT;
 	} else if (st->bp_ok) {
-		/* no rule here, or an %rbp one without %rbp: a frame-pointer step */
+		/*
+		 * no rule here: a frame-pointer step, where a 0 %rbp marks
+		 * the outermost frame (_start clears it)
+		 */
+		if (!bp)
+			return SW_STOP_END;
 		st->from_bp = 1;
 		st->off = 16;
 		st->rbp = -2;

@@ -77,6 +77,8 @@ struct cfi_cache {
 	struct htab by_ino;	/* of struct ino_slot */
 	struct htab by_id;	/* of struct id_slot */
 	size_t no_room_rows, no_room_inflate;
+	size_t too_big;
+	char *too_big_name;	/* the first too big for a walk to search */
 	struct owner_use *owners;
 	size_t nr_owners, cap_owners;
 	size_t *vdsos;		/* the bins of vDSOs: few, see OWNER_* */
@@ -170,6 +172,7 @@ void cfi_cache_free(struct cfi_cache *c)
 		free(c->bins[i].mem);
 	}
 	free(c->bins);
+	free(c->too_big_name);
 	free(c->owners);
 	free(c->vdsos);
 	free(c->own_vdso);
@@ -268,6 +271,12 @@ static int add_bin(struct cfi_cache *c, const struct proc_map *m,
 	b->idn = idn <= BUILD_ID_MAX ? idn : 0;
 	memcpy(b->id, id, b->idn);
 	b->err = err;
+	/* more rows than a search reaches, or a span past 32-bit row PCs */
+	if (err == -E2BIG || err == -ERANGE) {
+		c->too_big++;
+		if (!c->too_big_name && m && m->path && m->path[0])
+			c->too_big_name = strdup(m->path);
+	}
 	if (u)
 		u->bins++;
 	if (t && (t->nr_rows > c->max_rows - c->nr_rows ||
@@ -652,4 +661,6 @@ void cfi_cache_stats(const struct cfi_cache *c, struct cfi_stats *st)
 	st->bytes = c->nr_rows * sizeof(*c->rows);
 	st->no_room_rows = c->no_room_rows;
 	st->no_room_inflate = c->no_room_inflate;
+	st->too_big = c->too_big;
+	st->too_big_name = c->too_big_name;
 }

@@ -35,6 +35,9 @@ struct cfi_stats {
 	size_t no_room_rows;	/* the rows those would have needed */
 	size_t no_room_inflate;	/* bytes of compressed CFI of those, refused
 				   uninflated: more than the room for rows */
+	size_t too_big;		/* binaries whose table no walk can search
+				   (bpf/cfi.h: rows, span) */
+	const char *too_big_name; /* the first of those, NULL if unnamed */
 };
 
 int cfi_cache_new(struct cfi_cache **out, uint32_t max_rows);

@@ -845,11 +845,12 @@ static const char *inflate_mib(size_t bytes, char *buf, size_t len)
 static void report_unwind(struct session *s, bool debug, const char *what)
 {
 	struct unwind_stats st;
-	char mib[32];
+	char mib[32], shown[1024];
 
 	unwind_stats(s->unwind, &st);
 	/* at the end, only what did not fit since */
 	if (!debug && s->unwind_said.cfi.no_room == st.cfi.no_room &&
+	    s->unwind_said.cfi.too_big == st.cfi.too_big &&
 	    s->unwind_said.procs_no_room == st.procs_no_room &&
 	    s->unwind_said.maps_no_room == st.maps_no_room)
 		return;
@@ -868,6 +869,16 @@ static void report_unwind(struct session *s, bool debug, const char *what)
 			st.cfi.no_room_inflate ? ", CFI that inflates to " : "",
 			inflate_mib(st.cfi.no_room_inflate, mib, sizeof(mib)),
 			s->o.unwind_mb);
+	if (st.cfi.too_big)
+		fprintf(stderr, "%s: the unwind tables of %zu binaries%s%s%s are "
+			"past what a walk can search (more than %u rows, or "
+			"code spanning more than 4 GiB): their frames are found "
+			"by frame pointers\n", s->o.tool, st.cfi.too_big,
+			st.cfi.too_big_name ? " (" : "",
+			st.cfi.too_big_name ? untrusted_escape(shown, sizeof(shown),
+							      st.cfi.too_big_name) : "",
+			st.cfi.too_big_name ? st.cfi.too_big > 1 ? ", ...)" : ")" : "",
+			SW_CFI_TABLE_MAX);
 	if (st.procs_no_room || st.maps_no_room)
 		fprintf(stderr, "%s: %zu processes and %zu mappings had no room in "
 			"the unwind maps: their frames are found by frame "

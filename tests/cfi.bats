@@ -307,6 +307,24 @@ EOF
 	[ "$(echo "$output" | grep -c '^    1$')" -eq 1 ]
 }
 
+@test "cfi: a table no walk can search (code spanning 8 GiB) is named in a warning, its frames found by frame pointers" {
+	need_cfi
+	run --separate-stderr "$SC" -U --walker cfi t:syscalls:sys_enter_getppid -- "$W/farcode"
+	[ "$status" -eq 0 ]
+	diff - <(echo "$output" | normalize) <<OUT
+Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
+
+  far_away
+  main
+  _start
+    farcode [PID]
+    3
+
+Detaching...
+OUT
+	[ "$stderr" = "stackcount: the unwind tables of 1 binaries ($W/farcode) are past what a walk can search (more than 1048576 rows, or code spanning more than 4 GiB): their frames are found by frame pointers" ]
+}
+
 @test "cfi: --unwind-memory takes 1 to 1024 MiB, else one line and exit 2" {
 	run --separate-stderr "$SC" --unwind-memory 0 -U t:syscalls:sys_enter_getppid
 	[ "$status" -eq 2 ]

@@ -9,7 +9,8 @@ WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases
              $(WL_DIR)/libvictim.so $(WL_DIR)/spawner $(WL_DIR)/zeroret $(WL_DIR)/threads \
              $(WL_DIR)/ia32 $(WL_DIR)/cfipaths \
              $(WL_DIR)/unprobeable $(WL_DIR)/sigpaths $(WL_DIR)/vdsopaths \
-             $(WL_DIR)/firstinsn $(WL_DIR)/manymaps $(WL_DIR)/spin $(WL_DIR)/reuse
+             $(WL_DIR)/firstinsn $(WL_DIR)/manymaps $(WL_DIR)/spin $(WL_DIR)/reuse \
+             $(WL_DIR)/farcode
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
@@ -27,6 +28,13 @@ $(WL_DIR)/victim: tests/workloads/victim.c $(WL_DIR)/libvictim.so
 $(WL_DIR)/spin: tests/workloads/spin.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -nostdlib -fno-stack-protector -o $@ $<
+
+# far_away 8 GiB above the rest: code spanning more than 4 GiB (a
+# .debug_frame, whose addresses are absolute: an .eh_frame's reach 2 GiB)
+$(WL_DIR)/farcode: tests/workloads/farcode.c | $(BUILD)/.test-deps
+	@mkdir -p $(@D)
+	$(CC) $(WL_CFLAGS) -mcmodel=large -fno-asynchronous-unwind-tables \
+		-nostdlib -fno-stack-protector -static -no-pie -Wl,--section-start=farcode=0x200000000 -o $@ $<
 
 # 32-bit, without libc (so without gcc-multilib): its own _start, exit by int $0x80
 $(WL_DIR)/ia32: tests/workloads/ia32.c | $(BUILD)/.test-deps
