@@ -248,7 +248,7 @@ cut_lib() {
 	collect sn
 	finished
 	[ "$(grep -c ' lib_inner$' <<< "$output")" -eq 2 ]
-	[ -z "$stderr" ]
+	[ -z "$(without_host_lines "$stderr")" ]
 	no_control_bytes
 }
 
@@ -351,7 +351,7 @@ EOF
 		bounded 1 sh -c "exec $tool > /dev/full"
 		echo "$tool: status $status: $stderr"
 		[ "$status" -eq 1 ]
-		[ "$stderr" = "$name: cannot write the output: No space left on device" ]
+		[ "$(without_host_lines "$stderr")" = "$name: cannot write the output: No space left on device" ]
 	done
 }
 

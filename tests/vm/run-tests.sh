@@ -351,6 +351,32 @@ cfi_callers() {
 		cfipaths_stacks t:syscalls:sys_enter_getppid
 }
 
+cfi_fork() {	# a child of fork (no exec) walked whole from its first event
+	sc /tmp/c.out -f -U --walker cfi u:./cfipaths:frameless -- ./cfipaths fork || return 1
+	grep '^cfipaths;' /tmp/c.out | sort > /tmp/c.m
+	R='cfipaths;_start;__libc_start_main;__libc_start_call_main;main'
+	printf '%s\n' "$R;in_child;leaf_a;frameless 1" "$R;in_child;leaf_b;frameless 2" \
+		"$R;in_parent;leaf_a;frameless 1" "$R;in_parent;leaf_b;frameless 2" |
+		expect /tmp/c.m
+}
+
+cfi_cut() {	# CFI no row holds, a CFA not above %rsp: the walk ends, counted
+	sc /tmp/c.out -f -U --walker cfi 'u:./cfipaths:*cfa' -- ./cfipaths cut || return 1
+	sort /tmp/c.out > /tmp/c.m
+	printf '%s\n' "cfipaths;low_cfa 1" "cfipaths;rbx_cfa 1" |
+		expect /tmp/c.m || return 1
+	echo "2 user stacks end early: the walk met CFI it cannot follow (a CFA from a register other than %rsp and %rbp, or an expression) or a CFA not above the frame's own, and left the callers beyond out rather than guess them" |
+		expect /tmp/c.out.err
+}
+
+ia32_walkers() {	# a 32-bit task: fp says it leaves it, getstack walks it
+	sc /tmp/i.out --walker fp -U ./ia32:work -- ./ia32 || return 1
+	echo "3 events of 32-bit tasks not walked: the fp walker reads 64-bit frames; use --walker getstack or stackmap for them" |
+		expect /tmp/i.out.err || return 1
+	sc /tmp/i.out --walker getstack -f -U ./ia32:work -- ./ia32 || return 1
+	echo "ia32;[unknown];_start;via_a;work 3" | expect /tmp/i.out
+}
+
 cfi_refused() {	# before 4.18: one line; auto takes another walker
 	refused /tmp/cr.out "--walker cfi: this kernel has no bpf_get_stack (4.18+); use --walker auto" \
 		--walker cfi -U ./paths:work -- ./paths 1
@@ -606,6 +632,8 @@ fi
 if ge 4 18; then
 	t "cfi: a frameless function, a first instruction, glibc's syscall(): every caller, to _start" cfi_callers
 	t "stacksnoop --explain, cfi: each user frame's unwind rule" cfi_explain
+	t "cfi: a child of fork and its parent, every caller from the first event" cfi_fork
+	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut
 elif ge 4 3; then
 	t "cfi: refused before 4.18, in one line" cfi_refused
 fi
@@ -638,6 +666,11 @@ elif ge 4 4; then
 	t "stacksnoop --explain: the kernel chain, the caller from %rsp" snoop_explain_kernel
 else
 	t "stacksnoop --explain: refused before 4.4, in one line" explain_refused
+fi
+
+# Debian's kernel runs 32-bit programs (IA32 emulation); ours do not
+if [ "$SW_KERNEL" = cloud ]; then
+	t "a 32-bit task: fp drops its events and says so, getstack walks them" ia32_walkers
 fi
 
 if [ "$SW_KERNEL" = fp ]; then

@@ -24,7 +24,7 @@ if [ -n "${VM_ONLY:-}" ]; then
 fi
 
 img=$B/vm/tests.cpio.gz
-tests/vm/mkinitramfs.sh "$img" $B/stackcount $B/stacksnoop $S/paths $S/usdt $S/sysc $S/phases $S/cfipaths \
+tests/vm/mkinitramfs.sh "$img" $B/stackcount $B/stacksnoop $S/paths $S/usdt $S/sysc $S/phases $S/cfipaths $B/tests/workloads/ia32 \
 	expect=tests/vm/expect run-tests=tests/vm/run-tests.sh > /dev/null || exit 1
 
 # boot NAME IMAGE: the kernel's console in $B/vm/NAME-tests.console
