@@ -167,11 +167,17 @@ static void line(const struct tool *t, const struct sw_event *ev,
 
 /* --explain, cfi walker: the rule that led from this frame to the next */
 static void explain_rule(struct tool *t, const struct sw_event *ev,
-			 const char *comm, __u64 addr, bool exact, bool entry)
+			 const char *comm, __u64 addr, bool exact, bool entry,
+			 bool fp_step)
 {
 	char rule[512], msg[530];
 
-	if (ev->stack.ustop == SW_STOP_NO_TABLE)
+	/* what the walk did then, not the rule the tables hold now */
+	if (fp_step)
+		snprintf(rule, sizeof(rule), "no unwind rule covered this "
+			 "address when the event fired: a frame-pointer step, "
+			 "the return address at %%rbp+8");
+	else if (ev->stack.ustop == SW_STOP_NO_TABLE)
 		snprintf(rule, sizeof(rule), "no unwind tables for this process "
 			 "yet: a frame-pointer step to the caller");
 	else
@@ -215,7 +221,9 @@ static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
 		if (t->s.explain_cfi && !kernel)
 			explain_rule(t, ev, comm, ip[i],
 				     !i || (how && sw_how_get(how, i) == SW_HOW_SIGNAL),
-				     !i && t->how.entry);
+				     !i && t->how.entry,
+				     how && i + 1 < n && ev->stack.ustop != SW_STOP_NO_TABLE &&
+				     sw_how_get(how, i + 1) == SW_HOW_FP);
 	}
 	if (t->s.explain_cfi && !kernel && ev->stack.ustop == SW_STOP_CUT)
 		line(t, ev, comm, "    the walk ends: that rule leads to no "
