@@ -323,6 +323,20 @@ Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
 Detaching...
 OUT
 	[ "$stderr" = "stackcount: the unwind tables of 1 binaries ($W/farcode) are past what a walk can search (more than 1048576 rows, or code spanning more than 4 GiB): their frames are found by frame pointers" ]
+	# --explain: each frame-pointer step said as the walk took it
+	run --separate-stderr "$SN" --explain "$W/farcode:far_away" -- "$W/farcode"
+	[ "$status" -eq 0 ]
+	for i in 1 2 3; do
+		cat <<'EOF'
+
+ip: regs far_away
+    CFA = %rsp+8: the return address is on top of the stack; %rbp still holds the caller's (no CFI here, but a function's first instruction needs none)
+r0: cfi main
+    no unwind rule covered this address when the event fired: a frame-pointer step, the return address at %rbp+8
+r1: fp _start
+    no CFI covers this address: only the frame pointer can lead on
+EOF
+	done | diff - <(echo "$output" | sed 1d | cut -c20- | sed -E 's/^(ip|r[0-9]): [0-9a-f]+ /\1: /')
 }
 
 @test "cfi: --unwind-memory takes 1 to 1024 MiB, else one line and exit 2" {
