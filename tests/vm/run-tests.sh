@@ -351,6 +351,20 @@ cfi_callers() {
 		cfipaths_stacks t:syscalls:sys_enter_getppid
 }
 
+# The same program linked against Debian's libc and ld.so (in the image at
+# their paths): tables for three binaries, found where the loader put them
+cfi_callers_dynamic() {
+	R='cfipaths_dyn;_start;__libc_start_main;[unknown];main'
+	for p in 'u:./cfipaths_dyn:frameless leaf_a;frameless 1 leaf_b;frameless 2' \
+		 './cfipaths_dyn:entered entry_a;entered 3 entry_b;entered 4' \
+		 't:syscalls:sys_enter_getppid sys_a;syscall 5 sys_b;syscall 6'; do
+		set -- $p
+		sc /tmp/c.out -f -U --walker cfi "$1" -- ./cfipaths_dyn || return 1
+		grep '^cfipaths_dyn;' /tmp/c.out | sort > /tmp/c.m
+		printf '%s\n' "$R;$2 $3" "$R;$4 $5" | expect /tmp/c.m || return 1
+	done
+}
+
 cfi_fork() {	# a child of fork (no exec) walked whole from its first event
 	sc /tmp/c.out -f -U --walker cfi u:./cfipaths:frameless -- ./cfipaths fork || return 1
 	grep '^cfipaths;' /tmp/c.out | sort > /tmp/c.m
@@ -633,6 +647,7 @@ if ge 4 18; then
 	t "cfi: a frameless function, a first instruction, glibc's syscall(): every caller, to _start" cfi_callers
 	t "stacksnoop --explain, cfi: each user frame's unwind rule" cfi_explain
 	t "cfi: a child of fork and its parent, every caller from the first event" cfi_fork
+	t "cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic
 	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut
 elif ge 4 3; then
 	t "cfi: refused before 4.18, in one line" cfi_refused

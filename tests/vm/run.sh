@@ -25,6 +25,9 @@ fi
 
 img=$B/vm/tests.cpio.gz
 tests/vm/mkinitramfs.sh "$img" $B/stackcount $B/stacksnoop $S/paths $S/usdt $S/sysc $S/phases $S/cfipaths $B/tests/workloads/ia32 \
+	cfipaths_dyn=$B/tests/workloads/cfipaths \
+	/lib/x86_64-linux-gnu/libc.so.6="$(realpath /lib/x86_64-linux-gnu/libc.so.6)" \
+	/lib64/ld-linux-x86-64.so.2="$(realpath /lib64/ld-linux-x86-64.so.2)" \
 	expect=tests/vm/expect run-tests=tests/vm/run-tests.sh > /dev/null || exit 1
 
 # boot NAME IMAGE: the kernel's console in $B/vm/NAME-tests.console
