@@ -155,4 +155,38 @@ struct sw_cfi_proc {
 	struct sw_cfi_map maps[SW_CFI_PROC_MAPS];
 };
 
+/*
+ * 5.17+ (bpf_find_vma): a binary's table found from the file that the
+ * VMA of a PC maps, in any process, read or not: "cfi_files" HASH, key
+ * struct sw_cfi_file_key, value struct sw_cfi_file, SW_CFI_FILES_MAX
+ * binaries.  A PC no process list holds (a process the frontend has not
+ * read, a library mapped since) is looked up there.
+ */
+#define SW_CFI_FILES_MAX	4096
+#define SW_CFI_FILE_SEGS	4
+
+/* dev: the kernel's own encoding, major << 20 | minor */
+struct sw_cfi_file_key {
+	__u64 ino;
+	__u32 dev, pad;
+};
+
+/*
+ * A VMA mapping file offset fo (vm_pgoff << 12) at vm_start is in
+ * segment s when lo <= fo < end, and its rows' bias (bpf/cfi.h, step 2)
+ * is vm_start - fo + delta; count 0: a file without a table (no CFI, or
+ * none that fits), whose frames take frame-pointer steps.  gen: the
+ * inode's i_generation when
+ * gen_known, so that a file with the same inode number later (ext4 reuses
+ * them at once) never gets this one's rows.
+ */
+struct sw_cfi_file {
+	__u32 first, count;
+	__u32 gen, gen_known;
+	__u32 nr, pad;
+	struct {
+		__u64 lo, end, delta;
+	} seg[SW_CFI_FILE_SEGS];
+};
+
 #endif /* SW_BPF_CFI_H */

@@ -40,6 +40,14 @@ struct {
 	__type(value, struct sw_cfi_proc);
 } cfi_procs SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SW_CFI_FILES_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sw_cfi_file_key);
+	__type(value, struct sw_cfi_file);
+} cfi_files SEC(".maps");
+
 /* a <= b as 0 or 1, without a jump, for values below 2^63 (bpf/cfi.h) */
 static __always_inline __u64 cfi_le(__u64 a, __u64 b)
 {
@@ -136,6 +144,8 @@ struct cfi_state {
 	 */
 	__u64 m_start, m_len, m_bias;
 	__u32 m_first, m_count;
+	/* SW_CFG_VMA: a file without a table met, the VMA lock taken */
+	__u32 no_table, busy;
 };
 
 struct {
@@ -151,8 +161,99 @@ static __always_inline __u64 cfi_pick(__u64 v, __u64 a, __u64 b)
 	return b ^ ((a ^ b) & -v);
 }
 
-/* The rule for st->pc into st: SW_CFI_NONE where no row covers it. */
-static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state *st)
+/* What bpf_find_vma's callback hands back: the VMA of pc, its file. */
+struct cfi_vma {
+	__u64 start, end, pgoff, ino;
+	__u32 dev, gen, file, pad;
+};
+
+struct task_struct;
+struct vm_area_struct;
+
+/* Fields at the offsets the frontend read from the kernel's BTF. */
+static long cfi_vma_fields(struct task_struct *task, struct vm_area_struct *vma,
+			   void *data)
+{
+	struct cfi_vma *v = data;
+	struct sw_config *cfg;
+	__u64 a = sw_ptr_value(vma), f = 0, inode = 0, sb = 0;
+	__u32 zero = 0;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg)
+		return 0;
+	bpf_probe_read(&v->start, 8, (void *)(a + cfg->vma.vm_start));
+	bpf_probe_read(&v->end, 8, (void *)(a + cfg->vma.vm_end));
+	bpf_probe_read(&v->pgoff, 8, (void *)(a + cfg->vma.vm_pgoff));
+	bpf_probe_read(&f, 8, (void *)(a + cfg->vma.vm_file));
+	if (!f)
+		return 0;
+	bpf_probe_read(&inode, 8, (void *)(f + cfg->vma.f_inode));
+	if (!inode)
+		return 0;
+	bpf_probe_read(&v->ino, 8, (void *)(inode + cfg->vma.i_ino));
+	bpf_probe_read(&v->gen, 4, (void *)(inode + cfg->vma.i_generation));
+	bpf_probe_read(&sb, 8, (void *)(inode + cfg->vma.i_sb));
+	if (sb)
+		bpf_probe_read(&v->dev, 4, (void *)(sb + cfg->vma.s_dev));
+	v->file = 1;
+	return 0;
+}
+
+/*
+ * 5.17+: the mapping of pc from the file its VMA maps, into st's cached
+ * one, whether or not the process has a list.  A file without a table
+ * (not read yet, or none) and a VMA lock found taken are noted for the
+ * event's count.
+ */
+static __always_inline void cfi_vma_map(struct cfi_state *st, __u64 pc)
+{
+	struct cfi_vma v = {};
+	struct sw_cfi_file_key k = {};
+	struct sw_cfi_file *f;
+	__u64 fo, delta = 0;
+	int found = 0;
+
+	st->m_len = 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, cfi_vma_fields, &v, 0)) {
+		st->busy |= 1;
+		return;
+	}
+	if (!v.file)
+		return;
+	k.ino = v.ino;
+	k.dev = v.dev;
+	f = bpf_map_lookup_elem(&cfi_files, &k);
+	if (!f || (f->gen_known && f->gen != v.gen)) {
+		st->no_table = 1;
+		return;
+	}
+	/* a file known to have no table (no CFI, or it did not fit) */
+	if (!f->count)
+		return;
+	fo = v.pgoff << 12;
+#pragma unroll
+	for (int i = 0; i < SW_CFI_FILE_SEGS; i++) {
+		if (!found && i < f->nr && f->seg[i].lo <= fo && fo < f->seg[i].end) {
+			delta = f->seg[i].delta;
+			found = 1;
+		}
+	}
+	if (!found)
+		return;
+	st->m_start = v.start;
+	st->m_len = v.end - v.start;
+	st->m_bias = v.start - fo + delta;
+	st->m_first = f->first;
+	st->m_count = f->count;
+}
+
+/*
+ * The rule for st->pc into st: SW_CFI_NONE where no row covers it.  vma:
+ * a PC outside the process's list is looked up by its VMA (5.17+).
+ */
+static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state *st,
+				     const int vma)
 {
 	__u64 pc = st->pc - st->adj;
 	struct sw_cfi_map *m;
@@ -167,6 +268,8 @@ static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state 
 			st->m_bias = m->bias;
 			st->m_first = m->first;
 			st->m_count = m->count;
+		} else if (vma) {
+			cfi_vma_map(st, pc);
 		} else {
 			st->m_len = 0;
 		}
@@ -190,12 +293,13 @@ static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state 
  * One frame: st moves to the caller.  Returns 0 to go on, else the
  * SW_STOP_* that ends the walk.
  */
-static __always_inline int cfi_step(struct sw_cfi_proc *proc, struct cfi_state *st)
+static __always_inline int cfi_step(struct sw_cfi_proc *proc, struct cfi_state *st,
+				    const int vma)
 {
 	__u64 sp = st->sp, bp = st->bp, cfa, kind, lost, saved, nbp = 0, ra = 0;
 	long err = 0;
 
-	cfi_rule(proc, st);
+	cfi_rule(proc, st, vma);
 	st->entry = 0;
 	kind = st->kind;
 	if (kind == SW_CFI_END)

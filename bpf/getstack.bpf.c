@@ -441,7 +441,8 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 
 		proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
 	}
-	if (proc) {
+	/* 5.17+: a process without a list is walked by its VMAs' files */
+	if (proc || (regs == CFI_REGS_64 && (cfg->flags & SW_CFG_VMA))) {
 		st->tgid = id >> 32;
 		st->n = 0;
 		st->nk = nk;
@@ -453,6 +454,8 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		st->bp_ok = 1;
 		st->entry = uentry;
 		st->m_len = 0;
+		st->no_table = 0;
+		st->busy = 0;
 		bpf_tail_call(ctx, tails, mode);
 		sw_lost(SW_LOST_TAILCALL);
 		return 0;
@@ -487,7 +490,8 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
  * an outermost frame, one that cannot be read, or out of tail calls
  * (past 128 frames: SW_STOP_DEPTH).
  */
-static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
+static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
+				       const int vma)
 {
 	struct sw_cfi_proc *proc;
 	struct cfi_state *st;
@@ -512,7 +516,7 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 		}
 		ubuf[st->n & SW_MAX_FRAMES] = st->pc | st->how << SW_HOW_SHIFT;
 		st->n++;
-		why = cfi_step(proc, st);
+		why = cfi_step(proc, st, vma);
 		if (why)
 			break;
 	}
@@ -522,6 +526,10 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 	}
 	if (why == SW_STOP_CUT)
 		sw_lost(SW_LOST_CUT);
+	if (vma && st->no_table)
+		sw_lost(SW_LOST_NO_TABLE);
+	if (vma && st->busy)
+		sw_lost(SW_LOST_VMA_BUSY);
 	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode);
 	return 0;
 }
@@ -551,11 +559,19 @@ SEC("tracepoint") int gs_cfi_tp##sfx(void *ctx)				\
 }									\
 SEC("kprobe") int gs_cfi_walk_kp##sfx(struct pt_regs *ctx)		\
 {									\
-	return gs_cfi_walk(ctx, mode, &cfi_tails_kp);			\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_kp, 0);		\
 }									\
 SEC("tracepoint") int gs_cfi_walk_tp##sfx(void *ctx)			\
 {									\
-	return gs_cfi_walk(ctx, mode, &cfi_tails_tp);			\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_tp, 0);		\
+}									\
+SEC("kprobe") int gs_cfi_walk_vma_kp##sfx(struct pt_regs *ctx)		\
+{									\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_kp, 1);		\
+}									\
+SEC("tracepoint") int gs_cfi_walk_vma_tp##sfx(void *ctx)		\
+{									\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_tp, 1);		\
 }
 
 /*

@@ -23,6 +23,17 @@
 #define SW_CFG_KENTRY		(1u << 2)
 /* the kernel is built with frame pointers: kernel RBP walks mean something */
 #define SW_CFG_KFP		(1u << 3)
+/* cfi, 5.17+: a PC no process list holds is looked up by its VMA's file */
+#define SW_CFG_VMA		(1u << 4)
+
+/*
+ * Where bpf_find_vma's callback finds a VMA's range and file, and a file's
+ * inode: field offsets from the kernel's BTF, which differ between builds.
+ */
+struct sw_vma_offs {
+	__u32 vm_start, vm_end, vm_pgoff, vm_file;
+	__u32 f_inode, i_ino, i_sb, i_generation, s_dev;
+};
 
 /*
  * Array map "config", one element: all run-time choices of a walker.
@@ -68,6 +79,8 @@ struct sw_config {
 	 * half of its address (see gen/walker.py).
 	 */
 	__u64 root;
+	struct sw_vma_offs vma;	/* SW_CFG_VMA */
+	__u32 pad;
 };
 
 /*
@@ -100,7 +113,9 @@ struct sw_config {
 	/* cfi: the process had no unwind tables (yet): fp steps */	\
 	X(SW_LOST_NO_TABLE, "user_stacks_without_tables", NULL)	\
 	/* cfi: a walk ended where it could not go on right */		\
-	X(SW_LOST_CUT, "user_stacks_cut", NULL)
+	X(SW_LOST_CUT, "user_stacks_cut", NULL)				\
+	/* cfi, 5.17+: bpf_find_vma found the VMA locked, a frame cut */	\
+	X(SW_LOST_VMA_BUSY, "user_stacks_vma_busy", NULL)
 
 #define SW_LOST_ENUM(cause, key, what) cause,
 enum sw_lost {

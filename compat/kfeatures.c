@@ -45,33 +45,70 @@ static bool probe_big_keys(void)
 }
 
 /*
- * Where task_struct keeps its kernel stack's base, from the kernel's BTF;
- * 0 when unknown.  From 6.13 the JIT may run a program on a per-CPU stack
- * of its own, so its frame pointer no longer finds the task's stack.
+ * Offset in bytes of member name in the struct or union of BTF type id,
+ * looking into anonymous members (6.12's vm_area_struct keeps vm_start
+ * in one); -1 if it has none.
  */
-static __u32 task_stack_offset(void)
+static long member_off(const struct btf *btf, __u32 id, const char *name)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t = btf__type_by_id(btf, id);
 	const struct btf_member *m;
-	const struct btf_type *t;
-	__u32 off = 0;
-	int id;
+
+	if (!t || (!btf_is_struct(t) && !btf_is_union(t)))
+		return -1;
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+		long off = btf_member_bit_offset(t, i) / 8, sub;
+
+		if (n && *n) {
+			if (!strcmp(n, name))
+				return off;
+			continue;
+		}
+		sub = member_off(btf, btf__resolve_type(btf, m->type), name);
+		if (sub >= 0)
+			return off + sub;
+	}
+	return -1;
+}
+
+static long struct_member(const struct btf *btf, const char *type,
+			  const char *name)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+
+	return id > 0 ? member_off(btf, id, name) : -1;
+}
+
+/*
+ * From the kernel's BTF: where task_struct keeps its kernel stack's base
+ * (0 when unknown; from 6.13 the JIT may run a program on a per-CPU
+ * stack of its own, so its frame pointer no longer finds the task's
+ * stack), and the fields bpf_find_vma's callback reads (vma_ok).
+ */
+static void btf_offsets(struct sw_features *f)
+{
+	static const struct { const char *type, *name; } vma[SW_VMA_FIELDS] = {
+		{ "vm_area_struct", "vm_start" }, { "vm_area_struct", "vm_end" },
+		{ "vm_area_struct", "vm_pgoff" }, { "vm_area_struct", "vm_file" },
+		{ "file", "f_inode" }, { "inode", "i_ino" }, { "inode", "i_sb" },
+		{ "inode", "i_generation" }, { "super_block", "s_dev" },
+	};
+	struct btf *btf = btf__load_vmlinux_btf();
+	long off;
 
 	if (!btf)
-		return 0;
-	id = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
-	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	m = t ? btf_members(t) : NULL;
-	for (int i = 0; t && i < btf_vlen(t); i++, m++) {
-		const char *name = btf__name_by_offset(btf, m->name_off);
-
-		if (name && !strcmp(name, "stack")) {
-			off = btf_member_bit_offset(t, i) / 8;
-			break;
-		}
+		return;
+	off = struct_member(btf, "task_struct", "stack");
+	f->task_stack_off = off > 0 ? off : 0;
+	f->vma_ok = true;
+	for (int i = 0; i < SW_VMA_FIELDS; i++) {
+		off = struct_member(btf, vma[i].type, vma[i].name);
+		f->vma_off[i] = off >= 0 ? off : 0;
+		f->vma_ok &= off >= 0;
 	}
 	btf__free(btf);
-	return off;
 }
 
 /*
@@ -233,8 +270,16 @@ static void mask_to(struct sw_features *f, __u32 v)
 		f->uprobe_ref_ctr = false;
 	if (v < SW_KVERSION(5, 11, 0))
 		f->map_big_keys = false;
+	if (v < SW_KVERSION(5, 17, 0))
+		f->helper_find_vma = false;
 	if (v < SW_KVERSION(6, 6, 0))
 		f->link_uprobe_multi = false;
+}
+
+void kfeatures_force_no_find_vma(struct sw_features *f)
+{
+	f->helper_find_vma = false;
+	f->no_find_vma_forced = true;
 }
 
 void kfeatures_force_small_keys(struct sw_features *f)
@@ -338,7 +383,9 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 
 	f->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	if (f->btf)
-		f->task_stack_off = task_stack_offset();
+		btf_offsets(f);
+	f->helper_find_vma = f->prog_kprobe && f->vma_ok &&
+			     probe_helper(BPF_FUNC_find_vma);
 	f->jit = !read_int("/proc/sys/net/core/bpf_jit_enable", &v) && v > 0;
 	read_config(f);
 	/* a long read: only where the answer can matter */
@@ -390,6 +437,8 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s (%s)\n", "kernel unwinder", unw[f->unwinder], f->unwinder_why);
 	fprintf(out, "%-34s %s\n", "syscall fast path, stale %rbp", yes(f->syscall_fastpath));
 	fprintf(out, "%-34s %s\n", "BTF", yes(f->btf));
+	fprintf(out, "%-34s %s%s\n", "bpf_find_vma (5.17)", yes(f->helper_find_vma),
+		f->no_find_vma_forced ? " (STACKWALK_NO_FIND_VMA=1)" : "");
 	fprintf(out, "%-34s %s, its frame %u bytes above the BPF frame pointer\n",
 		"BPF JIT", yes(f->jit), f->jit_frame_off);
 	fprintf(out, "%-34s %s\n", "RLIMIT_MEMLOCK raised or unneeded", yes(f->memlock_ok));

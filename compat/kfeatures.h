@@ -33,6 +33,7 @@ struct sw_features {
 	bool map_stack_trace, map_percpu, map_perf_array, map_prog_array;
 	bool map_big_keys;	/* hash keys over 512 bytes (5.11) */
 	bool small_keys_forced;	/* STACKWALK_SMALL_KEYS=1 cleared it */
+	bool no_find_vma_forced; /* STACKWALK_NO_FIND_VMA=1 cleared helper_find_vma */
 
 	bool kprobes, uprobes;	/* BPF can run on these probe kinds */
 	bool prog_syscall_tp;	/* BPF on syscalls:* tracepoints (4.14) */
@@ -58,6 +59,14 @@ struct sw_features {
 	bool memlock_ok;	/* RLIMIT_MEMLOCK raised (or not needed) */
 	__u32 thread_size, stack_padding;
 	__u32 task_stack_off;	/* task_struct.stack, from BTF; 0: unknown */
+	/*
+	 * The VMA of an address, its file, found in BPF (5.17): the fields
+	 * read, from BTF, in struct sw_vma_offs's order; vma_ok: all found.
+	 */
+	bool helper_find_vma;
+#define SW_VMA_FIELDS	9
+	__u32 vma_off[SW_VMA_FIELDS];
+	bool vma_ok;
 	__u32 jit_frame_off;	/* see struct sw_config */
 	char tracefs[PATH_MAX];	/* "" until sw_tracefs() mounts or finds it */
 };
@@ -78,6 +87,8 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 int kfeatures_prepare(struct sw_features *f);
 /* Behave as if hash keys were limited to 512 bytes (4.18-5.10). */
 void kfeatures_force_small_keys(struct sw_features *f);
+/* Walk as if bpf_find_vma were missing (4.18-5.16). */
+void kfeatures_force_no_find_vma(struct sw_features *f);
 void kfeatures_print(const struct sw_features *f, FILE *out);
 int kversion_parse(const char *s, __u32 *code);
 

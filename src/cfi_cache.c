@@ -61,6 +61,7 @@ struct ino_slot {
 	size_t bin1;		/* bin index + 1; 0: a free slot */
 	uint64_t ino;
 	uint32_t maj, min;
+	bool told;		/* handed to on_file */
 };
 
 /* A bin by its build-id, whose hash the slot keeps for rehashing. */
@@ -88,6 +89,8 @@ struct cfi_cache {
 	bool own_vdso_read;
 	cfi_skip_fn on_skip;
 	void *on_skip_ctx;
+	cfi_file_fn on_file;
+	void *on_file_ctx;
 };
 
 static size_t hash_ino(uint32_t maj, uint32_t min, uint64_t ino)
@@ -188,6 +191,12 @@ void cfi_cache_on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx)
 	c->on_skip_ctx = ctx;
 }
 
+void cfi_cache_on_file(struct cfi_cache *c, cfi_file_fn fn, void *ctx)
+{
+	c->on_file = fn;
+	c->on_file_ctx = ctx;
+}
+
 static struct id_slot *id_slot(struct cfi_cache *c, const uint8_t *id, size_t n)
 {
 	struct id_key k = { c, id, n, htab_hash_bytes(id, n) };
@@ -222,7 +231,7 @@ static int add_ino(struct cfi_cache *c, const struct proc_map *m, int bin)
 	s = ino_slot(c, m);
 	if (!s->bin1)
 		c->by_ino.nr++;
-	*s = (struct ino_slot){ (size_t)bin + 1, m->ino, m->maj, m->min };
+	*s = (struct ino_slot){ (size_t)bin + 1, m->ino, m->maj, m->min, false };
 	return 0;
 }
 
@@ -526,12 +535,55 @@ static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 	return i;
 }
 
-int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
+/*
+ * A file's table, the first time its inode is seen, to on_file; one
+ * without (no CFI, or none that fits) with no rows, so that its frames
+ * are known to take frame-pointer steps, not to wait for a table.
+ */
+static void tell_file(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
+		      const struct bin *b)
+{
+	struct ino_slot *s = m->ino ? ino_slot(c, m) : NULL;
+	struct sw_cfi_file f = { .first = b->first, .count = b->count };
+
+	if (!c->on_file || !s || !s->bin1 || s->told)
+		return;
+	s->told = true;
+	if (b->err)
+		f.count = 0;
+	for (size_t i = 0; f.count && i < b->nr_segs && f.nr < SW_CFI_FILE_SEGS;
+	     i++, f.nr++) {
+		const struct cfi_seg *g = &b->segs[i];
+
+		f.seg[f.nr].lo = g->offset & ~4095ULL;
+		f.seg[f.nr].end = g->offset + g->filesz;
+		f.seg[f.nr].delta = g->offset - g->vaddr + b->base;
+	}
+	c->on_file(c->on_file_ctx, pid, m, &f);
+}
+
+/* The entry for mapping m of bin b: 0, b's error, or -ENOENT. */
+static int bin_map(const struct bin *b, const struct proc_map *m,
 		   struct sw_cfi_map *out)
 {
 	struct cfi_table view = {};
-	const struct bin *b;
 	uint64_t bias;
+
+	if (b->err)
+		return b->err;
+	view.base = b->base;
+	view.segs = b->segs;
+	view.nr_segs = b->nr_segs;
+	if (cfi_table_bias(&view, m->start, m->pgoff, &bias))
+		return -ENOENT;
+	*out = (struct sw_cfi_map){ m->start, m->end, bias, b->first, b->count };
+	return 0;
+}
+
+int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
+		   struct sw_cfi_map *out)
+{
+	const struct bin *b;
 	int i;
 
 	if (!m->exec)
@@ -545,15 +597,37 @@ int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
 	if (i < 0)
 		return i;
 	b = &c->bins[i];
-	if (b->err)
-		return b->err;
-	view.base = b->base;
-	view.segs = b->segs;
-	view.nr_segs = b->nr_segs;
-	if (cfi_table_bias(&view, m->start, m->pgoff, &bias))
+	if (m->path[0] == '/')
+		tell_file(c, pid, m, b);
+	return bin_map(b, m, out);
+}
+
+int cfi_cache_known(struct cfi_cache *c, const struct proc_map *m,
+		    struct sw_cfi_map *out)
+{
+	struct ino_slot *s = m->ino ? ino_slot(c, m) : NULL;
+
+	if (!s || !s->bin1)
 		return -ENOENT;
-	*out = (struct sw_cfi_map){ m->start, m->end, bias, b->first, b->count };
-	return 0;
+	return bin_map(&c->bins[s->bin1 - 1], m, out);
+}
+
+int cfi_cache_path(struct cfi_cache *c, const char *path)
+{
+	struct proc_map m = { .path = path, .exec = true };
+	struct stat st;
+	int i;
+
+	if (stat(path, &st))
+		return -errno;
+	m.ino = st.st_ino;
+	m.maj = major(st.st_dev);
+	m.min = minor(st.st_dev);
+	i = file_bin(c, 0, &m);
+	if (i < 0)
+		return i;
+	tell_file(c, 0, &m, &c->bins[i]);
+	return c->bins[i].err;
 }
 
 /* Entries by start address. */

@@ -51,6 +51,15 @@ typedef void (*cfi_skip_fn)(void *ctx, const char *what, const char *why);
 void cfi_cache_on_skip(struct cfi_cache *c, cfi_skip_fn fn, void *ctx);
 
 /*
+ * Called once for each file (device and inode) whose table cfi_cache_map
+ * found, with its entry for "cfi_files" (bpf/cfi.h; gen not known yet):
+ * m is one of pid's mappings of it.
+ */
+typedef void (*cfi_file_fn)(void *ctx, uint32_t pid, const struct proc_map *m,
+			    const struct sw_cfi_file *f);
+void cfi_cache_on_file(struct cfi_cache *c, cfi_file_fn fn, void *ctx);
+
+/*
  * The BPF mapping entry for m, an executable mapping of pid (a file, opened
  * through /proc/PID/root first, or "[vdso]").  Returns 0; -ENOENT for a
  * mapping without CFI (anonymous memory, a file without CFI or that could
@@ -79,6 +88,16 @@ int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
  */
 int cfi_cache_proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
 		    size_t max, size_t *nr, size_t *no_room, size_t *lines);
+
+/* As cfi_cache_map, of a file already met: never opens one. */
+int cfi_cache_known(struct cfi_cache *c, const struct proc_map *m,
+		    struct sw_cfi_map *out);
+
+/*
+ * The table of the file at path, before any process maps it (pid 0 to
+ * on_file): 0, or as cfi_cache_map.
+ */
+int cfi_cache_path(struct cfi_cache *c, const char *path);
 
 /* The store: what "cfi_rows" gets, index for index. */
 const struct sw_cfi_row *cfi_cache_rows(const struct cfi_cache *c, size_t *n);

@@ -20,6 +20,7 @@
 #include "sideband.h"
 #include "symbolize.h"
 #include "cfi.h"
+#include "needed.h"
 #include "unwind.h"
 #include "untrusted.h"
 #include "version.h"
@@ -209,6 +210,12 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 				   "with hash keys of at most 512 bytes, as on "
 				   "4.18-5.10, or 0", env) + 1;
 	o->small_keys = env && !strcmp(env, "1");
+	env = getenv("STACKWALK_NO_FIND_VMA");
+	if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
+		return session_die(t, "STACKWALK_NO_FIND_VMA=%s: give 1 to walk "
+				   "as on 4.18-5.16, without bpf_find_vma, or 0",
+				   env) + 1;
+	o->no_find_vma = env && !strcmp(env, "1");
 	/* for the tests: a buffer small enough to fill at will */
 	env = getenv("STACKWALK_SIDEBAND_PAGES");
 	if (env && *env) {
@@ -793,7 +800,7 @@ static int spawn(struct session *s)
 	 * (cfi walker) until the loader has mapped its libraries.
 	 */
 	s->cmd.stop_at_exec = needs_semaphores(&s->targets) ||
-			      s->wo.kind == SW_WALKER_CFI;
+			      (s->wo.kind == SW_WALKER_CFI && !s->f.helper_find_vma);
 	e = cmd_spawn(&s->cmd, s->o.command, &s->oldmask);
 	if (e) {
 		die(s, "cannot run %s: %s; check the command", s->o.command[0],
@@ -891,11 +898,11 @@ static void report_unwind(struct session *s, bool debug, const char *what)
  */
 static int start_unwind(struct session *s)
 {
-	int rows, procs, e;
+	int rows, procs, files, e;
 
-	if (walker_cfi_fds(s->w, &rows, &procs))
+	if (walker_cfi_fds(s->w, &rows, &procs, &files))
 		return 0;
-	e = unwind_new(&s->unwind, s->wo.cfi_rows, rows, procs);
+	e = unwind_new(&s->unwind, s->wo.cfi_rows, rows, procs, files);
 	if (e)
 		return die(s, "cannot build unwind tables: %s", strerror(-e));
 	unwind_on_skip(s->unwind, warn_skip, s);
@@ -1054,6 +1061,8 @@ int session_start(struct session *s)
 		return die(s, "cannot tell what this kernel offers: %s", strerror(-e));
 	if (s->o.small_keys)
 		kfeatures_force_small_keys(&s->f);
+	if (s->o.no_find_vma)
+		kfeatures_force_no_find_vma(&s->f);
 	if (s->o.kernel_features) {
 		print_features(s);
 		return 0;
@@ -1139,8 +1148,10 @@ int session_start(struct session *s)
 int session_unwind_rule(const struct session *s, __u32 tgid, __u64 addr,
 			bool exact, bool entry, char *buf, size_t len)
 {
+	const struct proc_map *m = s->procs ?
+				   procs_find(s->procs, tgid, addr - !exact) : NULL;
 	const struct sw_cfi_row *r = s->unwind ?
-				     unwind_row(s->unwind, tgid, addr, exact) : NULL;
+				     unwind_row(s->unwind, tgid, addr, exact, m) : NULL;
 	struct sw_cfi_row none = { .kind = SW_CFI_NONE };
 	/* what the walker does at a first instruction no CFI covers */
 	struct sw_cfi_row at_entry = { .kind = SW_CFI_RSP, .cfa = 1 };
@@ -1174,12 +1185,44 @@ static void loader_mapped(void *ctx, pid_t pid)
 	unwind_add_proc(s->unwind, pid);
 }
 
+static int preload(void *ctx, const char *path)
+{
+	struct session *s = ctx;
+
+	return unwind_add_file(s->unwind, path);
+}
+
+/*
+ * 5.17+: the tables of what COMMAND starts with, and of the programs its
+ * arguments name, in the kernel before its first instruction: its walk
+ * finds them from each PC's VMA, so nothing holds it (no ptrace:
+ * debuggers, strace and job control work inside).  A program it runs
+ * that none names has its table once the kernel reports its mapping.
+ */
+static int preload_command(struct session *s)
+{
+	int e;
+
+	if (!s->unwind || s->cmd.stop_at_exec)
+		return 0;
+	e = needed_closure(s->cmd.path, preload, s);
+	if (!e)
+		e = needed_args(s->o.command, preload, s);
+	if (e)
+		return die(s, "cannot build unwind tables: %s", strerror(-e));
+	report_unwind(s, s->o.debug, "unwind tables");
+	return 0;
+}
+
 int session_go(struct session *s)
 {
 	int e;
 
 	if (!s->have_cmd)
 		return 0;
+	e = preload_command(s);
+	if (e)
+		return e;
 	e = cmd_go(&s->cmd);
 	if (!e && s->cmd.at_exec) {
 		e = semaphores(&s->targets, s->cmd.pid, 1);
@@ -1469,11 +1512,16 @@ static void report_losses(struct session *s)
 			(unsigned long long)l.lost[SW_LOST_IA32]);
 	if (l.lost[SW_LOST_NO_TABLE])
 		fprintf(stderr, "the user frames of %llu events were found by "
-			"frame pointers, without unwind tables: their process "
-			"had none yet (it started or ran exec before its maps "
+			"frame pointers where unwind tables were not loaded yet "
+			"(a process, or a library, that came after its maps "
 			"were read), so callers of code without frame pointers "
 			"may be missing or wrong\n",
 			(unsigned long long)l.lost[SW_LOST_NO_TABLE]);
+	if (l.lost[SW_LOST_VMA_BUSY])
+		fprintf(stderr, "%llu events had user frames found by frame "
+			"pointers: their process's memory map was being changed "
+			"when the walk looked their binaries up\n",
+			(unsigned long long)l.lost[SW_LOST_VMA_BUSY]);
 	if (l.lost[SW_LOST_CUT])
 		fprintf(stderr, "%llu user stacks end early: the walk met CFI it "
 			"cannot follow (a CFA from a register other than %%rsp "

@@ -31,6 +31,7 @@ struct session_opts {
 	bool perpid, kernel_only, user_only, debug, kernel_features;
 	bool no_demangle;		/* C++ and Rust names as in the file */
 	bool small_keys;		/* STACKWALK_SMALL_KEYS=1: as on 4.18-5.10 */
+	bool no_find_vma;		/* STACKWALK_NO_FIND_VMA=1: as on 4.18-5.16 */
 	unsigned sideband_pages;	/* STACKWALK_SIDEBAND_PAGES; 0: default */
 	/* without -K/-U, only the side the event fires on (stacksnoop) */
 	bool own_side;

@@ -6,8 +6,14 @@
 #include <string.h>
 #include <signal.h>
 #include <time.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 #include <bpf/bpf.h>
 #include "cfi.h"
+#include "procs.h"
 #include "unwind.h"
 #include "vec.h"
 
@@ -33,19 +39,80 @@ struct reread {
 	double paid;		/* its reads' cost, as a time to run ahead of now */
 };
 
+/* A file's entry for "cfi_files", waiting for its rows to be pushed. */
+struct file_entry {
+	struct sw_cfi_file_key k;
+	struct sw_cfi_file f;
+};
+
 struct unwind {
 	struct cfi_cache *cache;
 	struct reread *rereads;
 	size_t nr_rereads, cap_rereads;
-	int rows_fd, procs_fd;
+	int rows_fd, procs_fd, files_fd;
+	struct file_entry *files;
+	size_t nr_files, cap_files;
+	size_t files_no_room;
 	size_t pushed;		/* rows of the store already in the rows map */
 	struct sw_cfi_proc proc, old;	/* a process's list, as built and as was */
 	size_t procs, nmaps, procs_no_room, maps_no_room;
 	double ms;
 };
 
+/*
+ * A file's inode generation, which ext4, XFS and btrfs draw anew for
+ * every inode they create: with it, the kernel side never takes this
+ * file's rows for a later one given the same inode number.
+ */
+static bool file_gen(uint32_t pid, const struct proc_map *m, __u32 *gen)
+{
+	char path[96];
+	int fd, v = 0;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	/* pid 0: a file no process maps yet (unwind_add_file) */
+	fd = open(pid ? path : m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+		  O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	ok = !ioctl(fd, FS_IOC_GETVERSION, &v);
+	close(fd);
+	*gen = (__u32)v;
+	return ok;
+}
+
+static void on_file(void *ctx, uint32_t pid, const struct proc_map *m,
+		    const struct sw_cfi_file *f)
+{
+	struct unwind *u = ctx;
+	struct file_entry *e;
+
+	if (VEC_GROW(u->files, u->nr_files, u->cap_files, 16)) {
+		u->files_no_room++;
+		return;
+	}
+	e = &u->files[u->nr_files++];
+	memset(e, 0, sizeof(*e));
+	e->k.ino = m->ino;
+	e->k.dev = m->maj << 20 | m->min;
+	e->f = *f;
+	e->f.gen_known = file_gen(pid, m, &e->f.gen);
+}
+
+/* The files told since, once their rows are in: a walk reaches rows through them. */
+static void push_files(struct unwind *u)
+{
+	for (size_t i = 0; i < u->nr_files; i++)
+		if (bpf_map_update_elem(u->files_fd, &u->files[i].k,
+					&u->files[i].f, BPF_ANY))
+			u->files_no_room++;
+	u->nr_files = 0;
+}
+
 int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
-		int procs_fd)
+		int procs_fd, int files_fd)
 {
 	struct unwind *u = calloc(1, sizeof(*u));
 	int err;
@@ -59,6 +126,9 @@ int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
 	}
 	u->rows_fd = rows_fd;
 	u->procs_fd = procs_fd;
+	u->files_fd = files_fd;
+	if (files_fd >= 0)
+		cfi_cache_on_file(u->cache, on_file, u);
 	*out = u;
 	return 0;
 }
@@ -69,6 +139,7 @@ void unwind_free(struct unwind *u)
 		return;
 	cfi_cache_free(u->cache);
 	free(u->rereads);
+	free(u->files);
 	free(u);
 }
 
@@ -267,6 +338,8 @@ static int add_proc(struct unwind *u, uint32_t pid, size_t *lines)
 	 * stays: its events may still be printed (and explained) after.  The
 	 * same list as before stays as it is.
 	 */
+	if (!err && u->nr_files && !push_rows(u))
+		push_files(u);
 	if (err || !nr || (known && !memcmp(p, old, sizeof(*p))))
 		goto out;
 	err = push_rows(u);
@@ -286,6 +359,20 @@ static int add_proc(struct unwind *u, uint32_t pid, size_t *lines)
 out:
 	u->ms += now_ms() - t0;
 	return err;
+}
+
+int unwind_add_file(struct unwind *u, const char *path)
+{
+	double t0 = now_ms();
+	int err = cfi_cache_path(u->cache, path);
+
+	/* a file without a table is told as one, no error */
+	if (err == -ENOMEM)
+		return err;
+	if (u->nr_files && !push_rows(u))
+		push_files(u);
+	u->ms += now_ms() - t0;
+	return 0;
 }
 
 int unwind_add_all(struct unwind *u)
@@ -332,14 +419,19 @@ static int find_map(const struct unwind *u, uint32_t pid, uint64_t pc,
 }
 
 const struct sw_cfi_row *unwind_row(const struct unwind *u, uint32_t pid,
-				    uint64_t addr, bool exact)
+				    uint64_t addr, bool exact,
+				    const struct proc_map *file)
 {
 	uint64_t pc = addr - !exact;
 	const struct sw_cfi_row *rows;
 	struct sw_cfi_map m;
 	size_t n, i;
 
-	if (find_map(u, pid, pc, &m) || pc - m.bias >= 1ULL << 32 || !m.count)
+	/* no list (5.17+): the file the walk found from the PC's VMA */
+	if (find_map(u, pid, pc, &m) &&
+	    (!file || cfi_cache_known(u->cache, file, &m)))
+		return NULL;
+	if (pc - m.bias >= 1ULL << 32 || !m.count)
 		return NULL;
 	rows = cfi_cache_rows(u->cache, &n);
 	if ((size_t)m.first + m.count > n)

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include "cfi_cache.h"
 
+struct proc_map;
+
 struct unwind;
 
 struct unwind_stats {
@@ -30,14 +32,23 @@ struct unwind_stats {
 	double ms;		/* spent building and loading, in all */
 };
 
-/* max_rows: the size of the rows map; the fds: the walker's two maps. */
+/*
+ * max_rows: the size of the rows map; the fds: the walker's maps
+ * (files_fd -1: none, before 5.17).
+ */
 int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
-		int procs_fd);
+		int procs_fd, int files_fd);
 void unwind_free(struct unwind *u);
 void unwind_on_skip(struct unwind *u, cfi_skip_fn fn, void *ctx);
 
 /* Load pid's mappings now: 0, or -errno (-ENOENT: the process is gone). */
 int unwind_add_proc(struct unwind *u, uint32_t pid);
+/*
+ * 5.17+: the table of the file at path, for any process that maps it
+ * later (one that has not started yet): 0 or -ENOMEM; a file without a
+ * table is no error.
+ */
+int unwind_add_file(struct unwind *u, const char *path);
 /* Every process there is now. */
 int unwind_add_all(struct unwind *u);
 
@@ -55,11 +66,14 @@ int unwind_flush(struct unwind *u, bool all);
 /*
  * The row the walker used for address addr of pid: exact for the frame
  * where the event fired or one a signal interrupted, else a return
- * address (looked up one byte before).  NULL: no mapping or row there
- * (the walker then took a frame-pointer step).
+ * address (looked up one byte before).  file (may be NULL): the mapping
+ * that holds it, as the process had it, for a process without a list
+ * (5.17+).  NULL: no mapping or row there (the walker then took a
+ * frame-pointer step).
  */
 const struct sw_cfi_row *unwind_row(const struct unwind *u, uint32_t pid,
-				    uint64_t addr, bool exact);
+				    uint64_t addr, bool exact,
+				    const struct proc_map *file);
 
 void unwind_stats(const struct unwind *u, struct unwind_stats *st);
 

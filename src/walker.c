@@ -181,6 +181,12 @@ static void base_config(const struct walker *w, struct sw_config *c)
 	c->thread_size = f->thread_size;
 	c->stack_padding = f->stack_padding;
 	c->task_stack_off = f->task_stack_off;
+	if (w->vma) {
+		_Static_assert(sizeof(c->vma) == sizeof(f->vma_off),
+			       "struct sw_vma_offs is vma_off's fields");
+		c->flags |= SW_CFG_VMA;
+		memcpy(&c->vma, f->vma_off, sizeof(c->vma));
+	}
 	c->jit_frame_off = f->jit_frame_off;
 	c->root = w->root;
 	c->magic = w->magic;

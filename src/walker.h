@@ -107,7 +107,7 @@ int walker_attach(struct walker *w, struct sw_targets *t,
  * The cfi walker's unwind-table maps (bpf/cfi.h): -ENOENT for another
  * walker.
  */
-int walker_cfi_fds(const struct walker *w, int *rows, int *procs);
+int walker_cfi_fds(const struct walker *w, int *rows, int *procs, int *files);
 /* How many multi-probe links attached how many targets. */
 void walker_links(const struct walker *w, size_t *links, size_t *linked);
 /* Trace the process pid (a -- COMMAND) and what it starts. */

@@ -52,8 +52,12 @@ static int cfi_open(struct walker *w)
 	s = w->skel;
 	w->cfi_rows = s->maps.cfi_rows;
 	w->cfi_procs = s->maps.cfi_procs;
+	w->vma = w->f->helper_find_vma;
+	if (w->vma)
+		w->cfi_files = s->maps.cfi_files;
 	bpf_map__set_autocreate(w->cfi_rows, true);
 	bpf_map__set_autocreate(w->cfi_procs, true);
+	bpf_map__set_autocreate(s->maps.cfi_files, w->vma);
 	bpf_map__set_autocreate(s->maps.cfi_state, true);
 	bpf_map__set_autocreate(s->maps.cfi_tails_kp, true);
 	bpf_map__set_autocreate(s->maps.cfi_tails_tp, true);
@@ -90,6 +94,11 @@ static void walk_progs(const struct walker *w, struct bpf_program **kp,
 {
 	const struct getstack_bpf *s = w->skel;
 
+	if (w->vma) {
+		*kp = WALKER_GS_PROG(w, s, gs_cfi_walk_vma_kp);
+		*tp = WALKER_GS_PROG(w, s, gs_cfi_walk_vma_tp);
+		return;
+	}
 	*kp = WALKER_GS_PROG(w, s, gs_cfi_walk_kp);
 	*tp = WALKER_GS_PROG(w, s, gs_cfi_walk_tp);
 }
@@ -155,12 +164,13 @@ static int cfi_loaded(struct walker *w)
 	return 0;
 }
 
-int walker_cfi_fds(const struct walker *w, int *rows, int *procs)
+int walker_cfi_fds(const struct walker *w, int *rows, int *procs, int *files)
 {
 	if (!w->cfi_rows)
 		return -ENOENT;
 	*rows = bpf_map__fd(w->cfi_rows);
 	*procs = bpf_map__fd(w->cfi_procs);
+	*files = w->cfi_files ? bpf_map__fd(w->cfi_files) : -1;
 	return 0;
 }
 

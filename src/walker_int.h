@@ -59,7 +59,9 @@ struct walker {
 	__u64 partial;		/* stacks of the last read missing chunks */
 	struct bpf_map *stacks, *config, *lost, *follow, *events;
 	/* the cfi walker's unwind tables (bpf/cfi.h); NULL for the others */
-	struct bpf_map *cfi_rows, *cfi_procs;
+	struct bpf_map *cfi_rows, *cfi_procs, *cfi_files;
+	/* cfi, 5.17+: PCs no process list holds found by their VMA's file */
+	bool vma;
 	/* every walker's object has the fork-following programs */
 	struct bpf_program *fork_tp, *exit_tp, *fork_kretprobe, *exit_kprobe;
 	struct perf_buffer *pb;

@@ -1,10 +1,14 @@
 #!/usr/bin/env bats
 # -- COMMAND and the processes it starts, whatever they do and whatever
-# happens to the tool: the cfi walker holds each while its loader maps
-# libraries (ptrace), and none of that may leave one stopped, stop one
-# that was never held, or keep the tool from ending.
+# happens to the tool: on 4.18-5.16 the cfi walker holds each while its
+# loader maps libraries (ptrace), and none of that may leave one stopped,
+# stop one that was never held, or keep the tool from ending.  5.17+ holds
+# nothing: these tests walk as 4.18-5.16 does (STACKWALK_NO_FIND_VMA=1),
+# but the last, which is that nothing holds the command there.
 
 load helpers
+
+export STACKWALK_NO_FIND_VMA=1
 
 GETPPID=t:syscalls:sys_enter_getppid
 
@@ -202,4 +206,36 @@ same pid: exit 0
 Detaching...
 EOF
 	[ "$stderr" = "$d/victim: error while loading shared libraries: libvictim.so: cannot open shared object file: No such file or directory" ]
+}
+
+# 5.17+: the command's tables are in before it starts and each frame's is
+# found from its VMA, so nothing holds it: a tracer inside it works, and
+# a SIGSTOP stops it as it would untraced.
+@test "-- COMMAND on 5.17+: strace inside it works, SIGSTOP stops it, every stack exact" {
+	STACKWALK_NO_FIND_VMA=0 "$SC" --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$' ||
+		skip "this kernel has no bpf_find_vma (5.17): the command is held there"
+	local d=$BATS_TEST_TMPDIR
+	STACKWALK_NO_FIND_VMA=0 run --separate-stderr "$SC" -f -U --walker cfi "$GETPPID" -- \
+		strace -f -qq -e trace=getppid -o "$d/strace.out" "$W/cfipaths"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	diff -u - <(echo "$output" | grep '^cfipaths;' | LC_ALL=C sort) <<'OUT'
+cfipaths;_start;__libc_start_main;[unknown];main;sys_a;syscall 5
+cfipaths;_start;__libc_start_main;[unknown];main;sys_b;syscall 6
+OUT
+	[ "$(grep -c 'getppid()' "$d/strace.out")" -eq 11 ]
+	# a command that stops itself is stopped (T), not held by a tracer (t)
+	STACKWALK_NO_FIND_VMA=0 "$SC" -U --walker cfi "$GETPPID" -- \
+		sh -c "echo stopping > $d/sh.out; kill -STOP \$\$; echo resumed >> $d/sh.out" \
+		> "$d/sc.out" 2> "$d/sc.err" &
+	SC_PID=$!
+	local sh=$(child_of "$SC_PID")
+	within 30 is_state "$sh" T
+	[ "$(cat "$d/sh.out")" = stopping ]
+	kill -CONT "$sh"
+	wait_for '^resumed$' "$d/sh.out"
+	# the command's end is the tool's
+	wait "$SC_PID"
+	SC_PID=
+	[ ! -s "$d/sc.err" ]
 }

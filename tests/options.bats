@@ -381,8 +381,9 @@ EOF
 	[ "$status" -eq 0 ]
 	[ "$(echo "$output" | head -n1)" = "walker: cfi (bpf_get_stack and tail calls (4.18+): user frames from unwind tables, exact raw-frame keys)" ]
 	echo "$output" | grep -qx '/\* ---- cfi_walk.bpf.h ---- \*/'
-	# paths's process: loaded once the loader has mapped its libraries
-	[ "$(echo "$output" | grep -cE '^unwind tables: [0-9]+ binaries, [0-9]+ rows, [0-9]+ of 8388608 bytes; 1 processes, [0-9]+ mappings; [0-9.]+ ms$')" -eq 1 ]
+	# paths's tables: before it starts (5.17+), or once its loader has
+	# mapped its libraries, its process read
+	[ "$(echo "$output" | grep -cE '^unwind tables: [0-9]+ binaries, [0-9]+ rows, [0-9]+ of 8388608 bytes; [01] processes, [0-9]+ mappings; [0-9.]+ ms$')" -eq 1 ]
 	run --separate-stderr "$SC" --debug --walker getstack -U "$W/paths:work" -- "$W/paths" 1
 	[ "$(echo "$output" | head -n1)" = "walker: getstack (chosen with --walker)" ]
 	echo "$output" | grep -q 'bpf_get_stack(ctx'
@@ -477,7 +478,7 @@ EOF2
 		umount -l /sys/kernel/debug 2>/dev/null
 		"$0" --kernel-features | grep "^tracefs"
 		grep -cE " (tracefs|debugfs) " /proc/self/mounts
-		"$0" -D 1 t:sched:sched_switch > /dev/null
+		"$0" -D 1 t:sched:sched_switch > /dev/null 2>&1
 		grep -E " (tracefs|debugfs) " /proc/self/mounts | cut -d" " -f1-3' "$SC"
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "tracefs                            not mounted (mounted when tracing starts)" ]
