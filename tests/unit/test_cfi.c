@@ -683,6 +683,11 @@ static void test_workloads(const char *dir)
 			cfi_table_free(table_of(path, -ENOTSUP));
 			continue;
 		}
+		/* its code spans 8 GiB: no 32-bit row PC reaches it all */
+		if (!strcmp(d->d_name, "farcode")) {
+			cfi_table_free(table_of(path, -ERANGE));
+			continue;
+		}
 		if (is_elf64(path)) {
 			compare_file(path, NULL);
 			n++;
