@@ -67,17 +67,29 @@ void frame_list_free(struct sw_frame *v, size_t n)
 	free(v);
 }
 
+/* The frame that ends a side cut at the depth limit. */
+static int truncated(bool kernel, struct sw_frame *f)
+{
+	f->kernel = kernel;
+	f->name = strdup(OUTPUT_TRUNCATED);
+	return f->name ? 0 : -ENOMEM;
+}
+
 int frame_list_get(struct symbolizer *sym, const struct sw_stack *st,
-		  const struct sw_format *fmt, struct sw_frame **out, size_t *n)
+		  const struct sw_format *fmt, struct sw_frame **out, size_t *nout)
 {
 	size_t k0 = fmt->trim_tracepoint ? probe_tracepoint_skip(sym, st) : 0;
 	size_t nk = fmt->kernel && st->nk > k0 ? st->nk - k0 : 0;
 	size_t nu = fmt->user ? st->nu : 0;
-	struct sw_frame *v = calloc(nk + nu ? nk + nu : 1, sizeof(*v));
+	/* room for a side's OUTPUT_TRUNCATED each */
+	struct sw_frame *v = calloc(nk + nu + 2, sizeof(*v));
+	bool kcut = fmt->kernel && walker_stack_cut(st->kstop);
+	bool ucut = fmt->user && walker_stack_cut(st->ustop);
+	size_t n = 0;
 	int err = 0;
 
 	*out = NULL;
-	*n = 0;
+	*nout = 0;
 	if (!v)
 		return -ENOMEM;
 	if (fmt->stoppable && interrupt_pending()) {
@@ -86,15 +98,18 @@ int frame_list_get(struct symbolizer *sym, const struct sw_stack *st,
 	}
 	/* a return address names the call before it: all but where it fired */
 	for (size_t i = 0; i < nk && !err; i++)
-		err = frame_get(sym, true, 0, st->kip[k0 + i], k0 + i > 0, &v[i]);
+		err = frame_get(sym, true, 0, st->kip[k0 + i], k0 + i > 0, &v[n++]);
+	if (kcut && !err)
+		err = truncated(true, &v[n++]);
 	for (size_t i = 0; i < nu && !err; i++)
-		err = frame_get(sym, false, st->tgid, st->uip[i], i > 0,
-				   &v[nk + i]);
+		err = frame_get(sym, false, st->tgid, st->uip[i], i > 0, &v[n++]);
+	if (ucut && !err)
+		err = truncated(false, &v[n++]);
 	if (err) {
-		frame_list_free(v, nk + nu);
+		frame_list_free(v, n);
 		return err;
 	}
 	*out = v;
-	*n = nk + nu;
+	*nout = n;
 	return 0;
 }

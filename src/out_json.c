@@ -87,6 +87,7 @@ static void json_losses(FILE *out, const struct session_losses *l)
 	fputs("\"lost\":{", out);
 	for (int i = 0; i < SW_LOST_NR; i++)
 		fprintf(out, "\"%s\":%llu,", key[i], (unsigned long long)l->lost[i]);
+	fprintf(out, "\"truncated_stacks\":%llu,", (unsigned long long)l->cut);
 	fprintf(out, "\"partial_stacks\":%llu,\"trace_lines_overwritten\":%llu,"
 		"\"mapping_records\":%llu}", (unsigned long long)l->partial,
 		(unsigned long long)l->trace_lost,

@@ -182,11 +182,19 @@ static int render(struct buf *b, const struct sw_stack *st,
 			err |= put_folded(b, "", strdup(comm));
 			sep = ";";
 		}
+		if (fmt->user && walker_stack_cut(st->ustop)) {
+			err |= put(b, "%s" OUTPUT_TRUNCATED, sep);
+			sep = ";";
+		}
 		for (size_t i = st->nu; fmt->user && i-- > 0; sep = ";")
 			err |= put_folded(b, sep, output_frame_name(sym, false,
 				   st->tgid, st->uip[i], i > 0, false, false));
 		if (fmt->delimiter) {
 			err |= put(b, "%s-", sep);
+			sep = ";";
+		}
+		if (fmt->kernel && walker_stack_cut(st->kstop)) {
+			err |= put(b, "%s" OUTPUT_TRUNCATED, sep);
 			sep = ";";
 		}
 		for (size_t i = st->nk; fmt->kernel && i-- > k0; sep = ";")
@@ -202,6 +210,8 @@ static int render(struct buf *b, const struct sw_stack *st,
 		err |= put_frame(b, "", output_frame_name(sym, true, 0, st->kip[i],
 			   i > 0, fmt->offset, fmt->verbose), "\n");
 	}
+	if (fmt->kernel && walker_stack_cut(st->kstop))
+		err |= put(b, "  %s" OUTPUT_TRUNCATED "\n", fmt->verbose ? "                 " : "");
 	if (fmt->delimiter)
 		err |= put(b, "    --\n");
 	for (size_t i = 0; fmt->user && i < st->nu; i++) {
@@ -214,6 +224,8 @@ static int render(struct buf *b, const struct sw_stack *st,
 		err |= put_frame(b, "", output_frame_name(sym, false, st->tgid,
 			   st->uip[i], i > 0, fmt->offset, fmt->verbose), "\n");
 	}
+	if (fmt->user && walker_stack_cut(st->ustop))
+		err |= put(b, "  %s" OUTPUT_TRUNCATED "\n", fmt->verbose ? "                 " : "");
 	if (fmt->comm)
 		err |= put(b, "    %s [%u]\n", comm, st->tgid);
 	return err;

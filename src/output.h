@@ -44,6 +44,11 @@ char *output_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
  */
 const char *output_how_name(unsigned int how);
 /*
+ * The last frame of a side whose walk stopped at the walker's depth limit
+ * (walker_stack_cut): the stack goes on beyond it.
+ */
+#define OUTPUT_TRUNCATED	"[truncated]"
+/*
  * A task's comm as printed, escaped as names are, into buf: 4x its size
  * holds it all; a smaller one cuts it where an escape or character ends.
  */

@@ -21,6 +21,7 @@
 #include "symbolize.h"
 #include "cfi.h"
 #include "needed.h"
+#include "output.h"
 #include "unwind.h"
 #include "untrusted.h"
 #include "version.h"
@@ -1420,6 +1421,7 @@ int session_losses(struct session *s, struct session_losses *l)
 	if (e)
 		return e;
 	l->partial = walker_partial(s->w);
+	l->cut = walker_cut(s->w);
 	l->trace_lost = walker_trace_lost(s->w);
 	if (s->sb) {
 		l->mappings = sideband_lost(s->sb);
@@ -1531,6 +1533,10 @@ static void report_losses(struct session *s)
 			(unsigned long long)l.lost[SW_LOST_CUT]);
 	if (session_loss_line(s, &l, line, sizeof(line)))
 		fprintf(stderr, "%s\n", line);
+	if (l.cut)
+		fprintf(stderr, "%llu events had stacks deeper than the %s walker "
+			"holds: shown cut, ending in " OUTPUT_TRUNCATED "\n",
+			(unsigned long long)l.cut, walkers_name(s->wo.kind));
 	if (l.partial)
 		fprintf(stderr, "%llu stacks shown without some of their frames: "
 			"chunks of them were missing from the chunk map\n",

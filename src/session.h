@@ -164,6 +164,7 @@ int session_end(struct session *s, int status);
 struct session_losses {
 	__u64 lost[SW_LOST_NR];	/* by cause, as the kernel side counted */
 	__u64 partial;		/* stacks read without some of their frames */
+	__u64 cut;		/* events whose stack was cut at the depth limit */
 	__u64 trace_lost;	/* trace_pipe lines overwritten unread */
 	__u64 mappings;		/* process mapping records */
 };

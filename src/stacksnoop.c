@@ -270,12 +270,18 @@ static void print_event(const struct sw_event *ev, void *ctx)
 		session_flush(&t->s);
 		return;
 	}
-	if (t->s.wo.kstack)
+	if (t->s.wo.kstack) {
 		frames(t, ev, comm, true, st->kip + k0, st->nk - k0, &r);
+		if (walker_stack_cut(st->kstop))
+			line(t, ev, comm, OUTPUT_TRUNCATED);
+	}
 	if (t->delimited)
 		line(t, ev, comm, "--");
-	if (t->s.wo.ustack)
+	if (t->s.wo.ustack) {
 		frames(t, ev, comm, false, st->uip, st->nu, &r);
+		if (walker_stack_cut(st->ustop))
+			line(t, ev, comm, OUTPUT_TRUNCATED);
+	}
 	session_flush(&t->s);
 }
 

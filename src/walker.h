@@ -120,6 +120,16 @@ int walker_counted_tgids(struct walker *w, void (*fn)(void *ctx, __u32 tgid),
 			  void *ctx);
 /* Stacks the last read showed without some of their frames (small keys). */
 __u64 walker_partial(const struct walker *w);
+/*
+ * Whether a side's walk stopped at the walker's depth limit, the stack
+ * going on beyond: its outputs end it in OUTPUT_TRUNCATED.
+ */
+static inline bool walker_stack_cut(__u8 stop)
+{
+	return stop == SW_STOP_DEPTH;
+}
+/* Events whose stack was cut so: of the last read, and every event's. */
+__u64 walker_cut(const struct walker *w);
 /* trace_pipe delivery (4.1-4.3): lines the trace buffer overwrote unread. */
 __u64 walker_trace_lost(const struct walker *w);
 /*

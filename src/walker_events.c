@@ -112,6 +112,8 @@ static void on_sample(void *ctx, int cpu, void *data, __u32 size)
 		walker_key_frames(b->w, e + 1, false, &f);
 		key_event(ev, &f);
 	}
+	b->w->cut_events += walker_stack_cut(ev->stack.kstop) ||
+			    walker_stack_cut(ev->stack.ustop);
 	b->n++;
 }
 
@@ -137,6 +139,7 @@ static void on_trace_event(const struct tp_event *t, void *ctx)
 	memcpy(h.comm, t->comm, SW_COMM_LEN);
 	walker_frames_fixup(&f);
 	key_event(ev, &f);
+	w->cut_events += walker_stack_cut(h.kstop) || walker_stack_cut(h.ustop);
 	w->batch.n++;
 }
 

@@ -57,6 +57,9 @@ struct walker {
 	struct chunk *chunk_tab;	/* by id, as of the last read */
 	size_t nchunks;
 	__u64 partial;		/* stacks of the last read missing chunks */
+	/* events whose walk stopped at the depth limit: by the last read
+	   (counts), or since the start (events) */
+	__u64 cut, cut_events;
 	struct bpf_map *stacks, *config, *lost, *follow, *events;
 	/* the cfi walker's unwind tables (bpf/cfi.h); NULL for the others */
 	struct bpf_map *cfi_rows, *cfi_procs, *cfi_files;

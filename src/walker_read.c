@@ -187,6 +187,8 @@ static int read_counts(struct walker *w, struct bpf_map *m, struct sw_stacks *s,
 		memcpy(&count, recs + i * (ks + sizeof(count)) + ks, sizeof(count));
 		walker_key_frames(w, key, true, f);
 		err = push_stack(s, f, count, fused, fcap);
+		if (walker_stack_cut(f->h->kstop) || walker_stack_cut(f->h->ustop))
+			w->cut += count;
 	}
 	free(recs);
 	free(key);
@@ -228,6 +230,7 @@ int walker_read(struct walker *w, struct sw_stacks *s)
 	s->frames = NULL;
 	s->n = 0;
 	w->partial = 0;
+	w->cut = 0;
 	for (int i = 0; i < w->ncounts && !err; i++)
 		err = read_counts(w, w->counts[i], s, f, &fused, &fcap);
 	free(f);
@@ -242,4 +245,9 @@ int walker_read(struct walker *w, struct sw_stacks *s)
 __u64 walker_partial(const struct walker *w)
 {
 	return w->partial;
+}
+
+__u64 walker_cut(const struct walker *w)
+{
+	return w->cut + w->cut_events;
 }
