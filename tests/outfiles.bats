@@ -209,13 +209,14 @@ stackcount: stopped by SIGTERM before the output was complete"
 	# an earlier run's probes are removed in the background, under the
 	# kernel's probe lock that creating ours takes: those gone first
 	for ((i = 0; i < 1200; i++)); do
-		pgrep -f "^$SC " > /dev/null || break
+		pgrep -f "^($SC|$W/[a-z]+) " > /dev/null || break
 		sleep 0.1
 	done
 	"$SC" --legacy -D 60 'c:*' > "$BATS_TEST_TMPDIR/sc.out" 2> "$BATS_TEST_TMPDIR/sc.err" &
 	SC_PID=$!
+	# read whole, not through grep -q: thousands of lines, a pipe cut short
 	for ((i = 0; i < 6000; i++)); do
-		leftover_probes | grep -q "sw_${SC_PID}_" && break
+		[[ "$(leftover_probes)" == *"sw_${SC_PID}_"* ]] && break
 		sleep 0.01
 	done
 	ended_by TERM 143 ""
