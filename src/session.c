@@ -1499,6 +1499,23 @@ static void report_cut(struct session *s)
 		(unsigned long long)c.frames, c.frames == 1 ? "" : "s");
 }
 
+/* The causes SW_LOST_CAUSES says on lines of their own: the count's format. */
+static const char *const own_line[SW_LOST_NR] = {
+	[SW_LOST_IA32] = "%llu events of 32-bit tasks not walked: the fp walker "
+		"reads 64-bit frames; use --walker getstack or stackmap for them\n",
+	[SW_LOST_NO_TABLE] = "the user frames of %llu events were found by frame "
+		"pointers where unwind tables were not loaded yet (a process, "
+		"or a library, that came after its maps were read), so callers "
+		"of code without frame pointers may be missing or wrong\n",
+	[SW_LOST_VMA_BUSY] = "%llu events had user frames found by frame "
+		"pointers: their process's memory map was being changed when "
+		"the walk looked their binaries up\n",
+	[SW_LOST_CUT] = "%llu user stacks end early: the walk met CFI it cannot "
+		"follow (a CFA from a register other than %%rsp and %%rbp, or an "
+		"expression) or a CFA not above the frame's own, and left the "
+		"callers beyond out rather than guess them\n",
+};
+
 /* Nothing lost silently: every loss the kernel side counted, said once. */
 static void report_losses(struct session *s)
 {
@@ -1507,30 +1524,9 @@ static void report_losses(struct session *s)
 
 	if (session_losses(s, &l))
 		return;
-	if (l.lost[SW_LOST_IA32])
-		fprintf(stderr, "%llu events of 32-bit tasks not walked: the fp "
-			"walker reads 64-bit frames; use --walker getstack or "
-			"stackmap for them\n",
-			(unsigned long long)l.lost[SW_LOST_IA32]);
-	if (l.lost[SW_LOST_NO_TABLE])
-		fprintf(stderr, "the user frames of %llu events were found by "
-			"frame pointers where unwind tables were not loaded yet "
-			"(a process, or a library, that came after its maps "
-			"were read), so callers of code without frame pointers "
-			"may be missing or wrong\n",
-			(unsigned long long)l.lost[SW_LOST_NO_TABLE]);
-	if (l.lost[SW_LOST_VMA_BUSY])
-		fprintf(stderr, "%llu events had user frames found by frame "
-			"pointers: their process's memory map was being changed "
-			"when the walk looked their binaries up\n",
-			(unsigned long long)l.lost[SW_LOST_VMA_BUSY]);
-	if (l.lost[SW_LOST_CUT])
-		fprintf(stderr, "%llu user stacks end early: the walk met CFI it "
-			"cannot follow (a CFA from a register other than %%rsp "
-			"and %%rbp, or an expression) or a CFA not above the "
-			"frame's own, and left the callers beyond out rather "
-			"than guess them\n",
-			(unsigned long long)l.lost[SW_LOST_CUT]);
+	for (int i = 0; i < SW_LOST_NR; i++)
+		if (l.lost[i] && own_line[i])
+			fprintf(stderr, own_line[i], (unsigned long long)l.lost[i]);
 	if (session_loss_line(s, &l, line, sizeof(line)))
 		fprintf(stderr, "%s\n", line);
 	if (l.cut)
