@@ -209,7 +209,8 @@ stackcount: stopped by SIGTERM before the output was complete"
 	# an earlier run's probes are removed in the background, under the
 	# kernel's probe lock that creating ours takes: those gone first
 	for ((i = 0; i < 1200; i++)); do
-		pgrep -f "^($SC|$W/[a-z]+) " > /dev/null || break
+		pgrep -x stackcount > /dev/null || pgrep -x stacksnoop > /dev/null ||
+			pgrep -f "^$W/" > /dev/null || break
 		sleep 0.1
 	done
 	"$SC" --legacy -D 60 'c:*' > "$BATS_TEST_TMPDIR/sc.out" 2> "$BATS_TEST_TMPDIR/sc.err" &
@@ -219,6 +220,8 @@ stackcount: stopped by SIGTERM before the output was complete"
 		[[ "$(leftover_probes)" == *"sw_${SC_PID}_"* ]] && break
 		sleep 0.01
 	done
+	# if no probe showed: what else ran meanwhile, for whoever reads this
+	[ "$i" -lt 6000 ] || ps -eo pid,stat,etime,args | grep -v ' \[' | tail -n 30
 	ended_by TERM 143 ""
 	[ "$(cat "$BATS_TEST_TMPDIR/sc.out")" = "" ]
 }
