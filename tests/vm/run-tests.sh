@@ -3,8 +3,10 @@
 # prints TAP.  One suite for every kernel: each test runs where the kernel
 # can do what it tests, and where it cannot, the test is that the tool says
 # so in one line and exits non-zero.  SW_KERNEL names the kernel: a release
-# from ../shared/kernels, "cloud" (Debian's 6.1: kprobes, ORC) or "fp" (6.1
-# built with frame pointers).  /dev/vda, if there, is a fresh ext4 disk.
+# from ../shared/kernels, "cloud" (Debian's 6.1: kprobes, ORC), "cloud612"
+# (Debian's 6.12, the same kind, booted on one CPU with full preemption) or
+# "fp" (6.1 built with frame pointers).  /dev/vda, if there, is a fresh ext4
+# disk.
 cd /stackwalk || exit 1
 SC=./stackcount
 SN=./stacksnoop
@@ -14,6 +16,8 @@ REL=$(uname -r)
 # 4.9.337 -> 4009337: sublevels pass 255 on these kernels
 VER=$(echo "$REL" | awk -F'[.-]' '{ printf "%d", $1 * 1000000 + $2 * 1000 + $3 }')
 ge() { [ "$VER" -ge $(($1 * 1000000 + $2 * 1000)) ]; }
+# Debian's cloud kernels: ORC, no frame pointers, the disk driver a module
+case $SW_KERNEL in cloud*) CLOUD=yes ;; *) CLOUD=no ;; esac
 
 # t NAME FUNCTION [ARGS...]: one TAP line; the output as comments on failure
 t() {
@@ -148,7 +152,7 @@ UWALKERS=fp
 ge 4 6 && UWALKERS="$UWALKERS stackmap"
 ge 4 18 && UWALKERS="$UWALKERS getstack"
 KWALKERS=$UWALKERS
-[ "$SW_KERNEL" = cloud ] && KWALKERS=${UWALKERS#fp }
+[ $CLOUD = yes ] && KWALKERS=${UWALKERS#fp }
 # cfi walks user frames only: its kernel frames are getstack's
 ge 4 18 && UWALKERS="$UWALKERS cfi"
 DWALKERS=$KWALKERS
@@ -468,6 +472,10 @@ opt_P() {
 opt_c() {	# only the CPU named: the same run pinned to CPU 0, seen from 0 and 1
 	sc /tmp/o.c0 -K -c 0 $GETPPID -- taskset 1 ./paths 3 || return 1
 	getppid_stack 3 | expect /tmp/o.c0 || return 1
+	# cloud612 boots with one CPU: there is no CPU 1 to see it from
+	[ "$(grep -c '^processor' /proc/cpuinfo)" -eq 1 ] &&
+		{ refused /tmp/o.c1 "-c 1: this machine's online CPUs are 0; give one of them" \
+			-K -c 1 $GETPPID; return; }
 	sc /tmp/o.c1 -K -c 1 $GETPPID -- taskset 1 ./paths 3 || return 1
 	printf 'Tracing 1 functions for "%s"... Hit Ctrl-C to end.\n\nDetaching...\n' $GETPPID |
 		expect /tmp/o.c1
@@ -617,7 +625,7 @@ done
 ge 4 6 && t "kprobe: every walker's kernel frames equal, address by address" kernel_frames_equal $GETPPID
 ge 4 2 && t "kprobe: wildcards and -r" kprobe_wildcards
 ge 4 17 && t "kprobe: sys_getppid is named __x64_sys_getppid since 4.17" sys_name_hint
-[ "$SW_KERNEL" = cloud ] && t "kprobe: fp refuses kernel frames without frame pointers" fp_refused_on_orc
+[ $CLOUD = yes ] && t "kprobe: fp refuses kernel frames without frame pointers" fp_refused_on_orc
 if ge 4 2; then
 	for w in $DWALKERS; do
 		case $w in
@@ -630,8 +638,8 @@ if ge 4 2; then
 		t "kprobe: -d with auto takes fp; stackmap refused (stale %rbp)" fastpath_refused &&
 		t "kprobe, auto: -d, user frames of a syscall exact" kprobe_user_exact auto
 fi
-if [ "$SW_KERNEL" = cloud ]; then
-	echo "# cloud: no disk tests, its virtio_blk and ext4 are modules"
+if [ $CLOUD = yes ]; then
+	echo "# $SW_KERNEL: no disk tests, its virtio_blk is a module"
 elif [ $DISK = yes ]; then
 	t "submit_bio: every kernel stack ends at ret_from_fork or the syscall entry" submit_bio_roots
 	t "stacksnoop ext4_sync_fs: the seed's chain, the caller at entry kept" sync_fs_chain
@@ -681,7 +689,7 @@ fi
 t "-D: ends by itself" opt_D
 
 t "stacksnoop: a kernel function's events, one stack each" snoop_kprobe
-if [ "$SW_KERNEL" = cloud ]; then
+if [ $CLOUD = yes ]; then
 	t "stacksnoop --explain: refused without kernel frame pointers" explain_orc_refused
 elif ge 4 4; then
 	t "stacksnoop --explain: the kernel chain, the caller from %rsp" snoop_explain_kernel
