@@ -420,6 +420,59 @@ r1: ADDR cfi main
 EOF
 }
 
+# ---- two processes on one CPU that preempts fully (cloud612) ----
+
+# A uprobe's BPF program runs with migration disabled, yet on a kernel
+# that preempts fully it can be preempted anywhere, between its tail calls
+# too: 6.12's bpf_prog_run_array_uprobe() and uprobe_prog_run() take only
+# rcu_read_lock(), which leaves preemption on under PREEMPT_RCU. On one
+# CPU the other process's events then run their programs, on the same
+# per-CPU memory, before the first event's walk goes on. `cfipaths race N`
+# makes both processes hit the probe a few thousand times; any event of
+# one walked with the other's state or key shows as a stack mixed from
+# both, or counted under the other's pid (-P): no count is then exact.
+
+one_cpu_full_preemption() {
+	cpus=$(grep -c '^processor' /proc/cpuinfo)
+	grep -q '(full)' /sys/kernel/debug/sched/preempt && [ "$cpus" -eq 1 ] && return 0
+	echo "want 1 CPU and full preemption: $cpus CPUs, preemption $(cat /sys/kernel/debug/sched/preempt)"
+	return 1
+}
+
+RACE_N=1000
+
+race_block() {	# FUNCTION CALLER WHO COUNT [FRAMES AFTER main...]: one -P stack
+	printf '  %s\n  %s\n  %s\n  race\n  main\n' "$1" "$2" "$3"
+	count=$4
+	shift 4
+	for f in "$@"; do echo "  $f"; done
+	printf '    cfipaths [PID]\n    %s\n' "$count"
+}
+
+cfi_race() {	# every stack whole, to _start, and each under its own process
+	one_cpu_full_preemption || return 1
+	sc /tmp/rc.out -P -U --walker cfi 'u:./cfipaths:frameless' -- ./cfipaths race $RACE_N ||
+		return 1
+	set -- __libc_start_call_main __libc_start_main _start
+	traced 'u:./cfipaths:frameless' \
+		"$(race_block frameless leaf_a in_child $RACE_N "$@")" \
+		"$(race_block frameless leaf_a in_parent $RACE_N "$@")" \
+		"$(race_block frameless leaf_b in_child $((2 * RACE_N)) "$@")" \
+		"$(race_block frameless leaf_b in_parent $((2 * RACE_N)) "$@")" | expect /tmp/rc.out
+}
+
+getstack_race() {	# getstack builds its key in per-CPU memory too
+	one_cpu_full_preemption || return 1
+	sc /tmp/rg.out -P -U --walker getstack ./cfipaths:entered -- ./cfipaths race $RACE_N ||
+		return 1
+	upto_main /tmp/rg.out > /tmp/rg.m
+	traced ./cfipaths:entered \
+		"$(race_block entered entry_a in_child $((3 * RACE_N)))" \
+		"$(race_block entered entry_a in_parent $((3 * RACE_N)))" \
+		"$(race_block entered entry_b in_child $((4 * RACE_N)))" \
+		"$(race_block entered entry_b in_parent $((4 * RACE_N)))" | expect /tmp/rg.m
+}
+
 uprobes_refused() {	# 4.1-4.2
 	refused /tmp/ur.out "this kernel cannot run BPF on uprobes (4.3+, CONFIG_UPROBE_EVENTS), so user functions cannot be traced" ./paths:work
 }
@@ -665,6 +718,10 @@ if ge 4 18; then
 	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut
 elif ge 4 3; then
 	t "cfi: refused before 4.18, in one line" cfi_refused
+fi
+if [ "$SW_KERNEL" = cloud612 ]; then
+	t "cfi, 1 CPU, full preemption: two processes at one probe, their walks apart" cfi_race
+	t "getstack, 1 CPU, full preemption: two processes at one probe, their keys apart" getstack_race
 fi
 
 if ge 4 14; then
