@@ -4,7 +4,8 @@
 # on these machines), streams the serial console to stdout and to a log
 # (default build/vm/log/<kernel dir>-<initramfs name>.log, or $VM_LOG).
 # Extra kernel command line: $VM_APPEND (VAR=value words become run-tests'
-# environment). Extra qemu arguments: $VM_QEMU_ARGS (word-split).
+# environment). CPUs: $VM_SMP (default 2). Extra qemu arguments:
+# $VM_QEMU_ARGS (word-split).
 # Exit status: 0 if the runner reported status 0; 1 if it reported another
 # status; 2 if the VM failed (no start marker: kernel or /init did not come
 # up; no end marker: runner never reported; timeout; kernel panic).
@@ -28,7 +29,7 @@ say() { echo "boot: $*" >&2; echo "boot: $*" >&3; }
 # caller's terminal in raw mode.
 set +e
 # shellcheck disable=SC2086 # VM_QEMU_ARGS is split into words on purpose
-timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1G \
+timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel tcg -cpu max -smp "${VM_SMP:-2}" -m 1G \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 quiet ${VM_APPEND:-}" \
 	-nographic -no-reboot -net none ${VM_QEMU_ARGS:-} </dev/null 2>&1 |

@@ -3,8 +3,10 @@
 # prints TAP.  One suite for every kernel: each test runs where the kernel
 # can do what it tests, and where it cannot, the test is that the tool says
 # so in one line and exits non-zero.  SW_KERNEL names the kernel: a release
-# from ../shared/kernels, "cloud" (Debian's 6.1: kprobes, ORC) or "fp" (6.1
-# built with frame pointers).  /dev/vda, if there, is a fresh ext4 disk.
+# from ../shared/kernels, "cloud" (Debian's 6.1: kprobes, ORC), "cloud612"
+# (Debian's 6.12, the same kind, booted on one CPU with full preemption) or
+# "fp" (6.1 built with frame pointers).  /dev/vda, if there, is a fresh ext4
+# disk.
 cd /stackwalk || exit 1
 SC=./stackcount
 SN=./stacksnoop
@@ -14,6 +16,8 @@ REL=$(uname -r)
 # 4.9.337 -> 4009337: sublevels pass 255 on these kernels
 VER=$(echo "$REL" | awk -F'[.-]' '{ printf "%d", $1 * 1000000 + $2 * 1000 + $3 }')
 ge() { [ "$VER" -ge $(($1 * 1000000 + $2 * 1000)) ]; }
+# Debian's cloud kernels: ORC, no frame pointers, the disk driver a module
+case $SW_KERNEL in cloud*) CLOUD=yes ;; *) CLOUD=no ;; esac
 
 # t NAME FUNCTION [ARGS...]: one TAP line; the output as comments on failure
 t() {
@@ -148,7 +152,7 @@ UWALKERS=fp
 ge 4 6 && UWALKERS="$UWALKERS stackmap"
 ge 4 18 && UWALKERS="$UWALKERS getstack"
 KWALKERS=$UWALKERS
-[ "$SW_KERNEL" = cloud ] && KWALKERS=${UWALKERS#fp }
+[ $CLOUD = yes ] && KWALKERS=${UWALKERS#fp }
 # cfi walks user frames only: its kernel frames are getstack's
 ge 4 18 && UWALKERS="$UWALKERS cfi"
 DWALKERS=$KWALKERS
@@ -160,10 +164,10 @@ features() {
 	$SC --kernel-features > /tmp/feat.out || return 1
 	cat /tmp/feat.out
 	grep -q "^walker  *$AUTO: " /tmp/feat.out || return 1
-	# Debian's 6.1 has BTF, so bpf_find_vma: the cfi walker holds nothing
-	# there; ours has no BTF, and holds COMMAND as 4.18-5.16 do
+	# Debian's 6.1 and 6.12 have BTF, so bpf_find_vma: the cfi walker holds
+	# nothing there; ours has no BTF, and holds COMMAND as 4.18-5.16 do
 	case $SW_KERNEL in
-	cloud) grep -q '^bpf_find_vma (5.17) *yes$' /tmp/feat.out || return 1 ;;
+	cloud*) grep -q '^bpf_find_vma (5.17) *yes$' /tmp/feat.out || return 1 ;;
 	fp) grep -q '^bpf_find_vma (5.17) *no$' /tmp/feat.out || return 1 ;;
 	esac
 	[ -r "expect/features-$REL" ] || return 0
@@ -416,6 +420,59 @@ r1: ADDR cfi main
 EOF
 }
 
+# ---- two processes on one CPU that preempts fully (cloud612) ----
+
+# A uprobe's BPF program runs with migration disabled, yet on a kernel
+# that preempts fully it can be preempted anywhere, between its tail calls
+# too: 6.12's bpf_prog_run_array_uprobe() and uprobe_prog_run() take only
+# rcu_read_lock(), which leaves preemption on under PREEMPT_RCU. On one
+# CPU the other process's events then run their programs, on the same
+# per-CPU memory, before the first event's walk goes on. `cfipaths race N`
+# makes both processes hit the probe a few thousand times; any event of
+# one walked with the other's state or key shows as a stack mixed from
+# both, or counted under the other's pid (-P): no count is then exact.
+
+one_cpu_full_preemption() {
+	cpus=$(grep -c '^processor' /proc/cpuinfo)
+	grep -q '(full)' /sys/kernel/debug/sched/preempt && [ "$cpus" -eq 1 ] && return 0
+	echo "want 1 CPU and full preemption: $cpus CPUs, preemption $(cat /sys/kernel/debug/sched/preempt)"
+	return 1
+}
+
+RACE_N=1000
+
+race_block() {	# FUNCTION CALLER WHO COUNT [FRAMES AFTER main...]: one -P stack
+	printf '  %s\n  %s\n  %s\n  race\n  main\n' "$1" "$2" "$3"
+	count=$4
+	shift 4
+	for f in "$@"; do echo "  $f"; done
+	printf '    cfipaths [PID]\n    %s\n' "$count"
+}
+
+cfi_race() {	# every stack whole, to _start, and each under its own process
+	one_cpu_full_preemption || return 1
+	sc /tmp/rc.out -P -U --walker cfi 'u:./cfipaths:frameless' -- ./cfipaths race $RACE_N ||
+		return 1
+	set -- __libc_start_call_main __libc_start_main _start
+	traced 'u:./cfipaths:frameless' \
+		"$(race_block frameless leaf_a in_child $RACE_N "$@")" \
+		"$(race_block frameless leaf_a in_parent $RACE_N "$@")" \
+		"$(race_block frameless leaf_b in_child $((2 * RACE_N)) "$@")" \
+		"$(race_block frameless leaf_b in_parent $((2 * RACE_N)) "$@")" | expect /tmp/rc.out
+}
+
+getstack_race() {	# getstack builds its key in per-CPU memory too
+	one_cpu_full_preemption || return 1
+	sc /tmp/rg.out -P -U --walker getstack ./cfipaths:entered -- ./cfipaths race $RACE_N ||
+		return 1
+	upto_main /tmp/rg.out > /tmp/rg.m
+	traced ./cfipaths:entered \
+		"$(race_block entered entry_a in_child $((3 * RACE_N)))" \
+		"$(race_block entered entry_a in_parent $((3 * RACE_N)))" \
+		"$(race_block entered entry_b in_child $((4 * RACE_N)))" \
+		"$(race_block entered entry_b in_parent $((4 * RACE_N)))" | expect /tmp/rg.m
+}
+
 uprobes_refused() {	# 4.1-4.2
 	refused /tmp/ur.out "this kernel cannot run BPF on uprobes (4.3+, CONFIG_UPROBE_EVENTS), so user functions cannot be traced" ./paths:work
 }
@@ -468,6 +525,10 @@ opt_P() {
 opt_c() {	# only the CPU named: the same run pinned to CPU 0, seen from 0 and 1
 	sc /tmp/o.c0 -K -c 0 $GETPPID -- taskset 1 ./paths 3 || return 1
 	getppid_stack 3 | expect /tmp/o.c0 || return 1
+	# cloud612 boots with one CPU: there is no CPU 1 to see it from
+	[ "$(grep -c '^processor' /proc/cpuinfo)" -eq 1 ] &&
+		{ refused /tmp/o.c1 "-c 1: this machine's online CPUs are 0; give one of them" \
+			-K -c 1 $GETPPID; return; }
 	sc /tmp/o.c1 -K -c 1 $GETPPID -- taskset 1 ./paths 3 || return 1
 	printf 'Tracing 1 functions for "%s"... Hit Ctrl-C to end.\n\nDetaching...\n' $GETPPID |
 		expect /tmp/o.c1
@@ -617,7 +678,7 @@ done
 ge 4 6 && t "kprobe: every walker's kernel frames equal, address by address" kernel_frames_equal $GETPPID
 ge 4 2 && t "kprobe: wildcards and -r" kprobe_wildcards
 ge 4 17 && t "kprobe: sys_getppid is named __x64_sys_getppid since 4.17" sys_name_hint
-[ "$SW_KERNEL" = cloud ] && t "kprobe: fp refuses kernel frames without frame pointers" fp_refused_on_orc
+[ $CLOUD = yes ] && t "kprobe: fp refuses kernel frames without frame pointers" fp_refused_on_orc
 if ge 4 2; then
 	for w in $DWALKERS; do
 		case $w in
@@ -630,8 +691,8 @@ if ge 4 2; then
 		t "kprobe: -d with auto takes fp; stackmap refused (stale %rbp)" fastpath_refused &&
 		t "kprobe, auto: -d, user frames of a syscall exact" kprobe_user_exact auto
 fi
-if [ "$SW_KERNEL" = cloud ]; then
-	echo "# cloud: no disk tests, its virtio_blk and ext4 are modules"
+if [ $CLOUD = yes ]; then
+	echo "# $SW_KERNEL: no disk tests, its virtio_blk is a module"
 elif [ $DISK = yes ]; then
 	t "submit_bio: every kernel stack ends at ret_from_fork or the syscall entry" submit_bio_roots
 	t "stacksnoop ext4_sync_fs: the seed's chain, the caller at entry kept" sync_fs_chain
@@ -658,6 +719,10 @@ if ge 4 18; then
 elif ge 4 3; then
 	t "cfi: refused before 4.18, in one line" cfi_refused
 fi
+if [ "$SW_KERNEL" = cloud612 ]; then
+	t "cfi, 1 CPU, full preemption: two processes at one probe, their walks apart" cfi_race
+	t "getstack, 1 CPU, full preemption: two processes at one probe, their keys apart" getstack_race
+fi
 
 if ge 4 14; then
 	t "tracepoint: t:syscalls:sys_enter_getppid, user frames exact" syscall_tp_exact
@@ -681,7 +746,7 @@ fi
 t "-D: ends by itself" opt_D
 
 t "stacksnoop: a kernel function's events, one stack each" snoop_kprobe
-if [ "$SW_KERNEL" = cloud ]; then
+if [ $CLOUD = yes ]; then
 	t "stacksnoop --explain: refused without kernel frame pointers" explain_orc_refused
 elif ge 4 4; then
 	t "stacksnoop --explain: the kernel chain, the caller from %rsp" snoop_explain_kernel
@@ -689,8 +754,8 @@ else
 	t "stacksnoop --explain: refused before 4.4, in one line" explain_refused
 fi
 
-# Debian's kernel runs 32-bit programs (IA32 emulation); ours do not
-if [ "$SW_KERNEL" = cloud ]; then
+# Debian's kernels run 32-bit programs (IA32 emulation); ours do not
+if [ $CLOUD = yes ]; then
 	t "a 32-bit task: fp drops its events and says so, getstack walks them" ia32_walkers
 fi
 

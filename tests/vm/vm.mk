@@ -1,9 +1,9 @@
 # Test VMs: kernels other than the host's, booted under qemu (TCG only).
 # Included from the top Makefile; paths are relative to the repo root.
 #
-#   make vm-kernels   fetch the Debian cloud kernel, build the fp kernel
-#                     (both cached: a second run does nothing)
-#   make vm-smoke     boot both with a static probe program, print facts
+#   make vm-kernels   fetch Debian's cloud kernels (6.1 and 6.12), build
+#                     the fp kernel (all cached: a second run does nothing)
+#   make vm-smoke     boot them with a static probe program, print facts
 #   make vm-clean     remove build/vm (kernels included)
 #
 # To run tests in a VM from a recipe:
@@ -18,9 +18,10 @@
 
 VM_DIR          := $(BUILD)/vm
 VM_CLOUD_KERNEL := $(VM_DIR)/cloud/vmlinuz
+VM_CLOUD612_KERNEL := $(VM_DIR)/cloud612/vmlinuz
 VM_FP_KERNEL    := $(VM_DIR)/fp/bzImage
 VM_FP_VMLINUX   := $(VM_DIR)/fp/obj/vmlinux
-VM_KERNELS      := $(VM_CLOUD_KERNEL) $(VM_FP_KERNEL)
+VM_KERNELS      := $(VM_CLOUD_KERNEL) $(VM_CLOUD612_KERNEL) $(VM_FP_KERNEL)
 VM_MKINITRAMFS  := tests/vm/mkinitramfs.sh
 VM_BOOT         := tests/vm/boot.sh
 
@@ -30,9 +31,13 @@ vm_run = $(VM_MKINITRAMFS) $(2) $(3) && $(VM_BOOT) $(1) $(2)
 vm-kernels: $(VM_KERNELS)
 
 # No prerequisites: the first fetch pins the version (see
-# $(VM_DIR)/cloud/VERSION); `make vm-clean` or VM_CLOUD_PKG=... to change it.
+# $(VM_DIR)/cloud*/VERSION); `make vm-clean`, or VM_CLOUD_PKG=... and
+# VM_CLOUD612_PKG=... (a package name), to change it.
 $(VM_CLOUD_KERNEL):
-	tests/vm/fetch-cloud-kernel.sh $(@D)
+	tests/vm/fetch-cloud-kernel.sh $(@D) 6.1 $(VM_CLOUD_PKG)
+
+$(VM_CLOUD612_KERNEL):
+	tests/vm/fetch-cloud-kernel.sh $(@D) 6.12 $(VM_CLOUD612_PKG)
 
 $(VM_FP_KERNEL): tests/vm/fp-kernel.config tests/vm/build-fp-kernel.sh
 	tests/vm/build-fp-kernel.sh $(@D) tests/vm/fp-kernel.config

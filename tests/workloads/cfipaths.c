@@ -30,6 +30,12 @@
  * once the child has ended, once in its parent: each path with
  * in_child or in_parent between it and main.
  *
+ * `cfipaths race N`: the same N times over in a child of fork and, at the
+ * same time, N times in its parent (in_child or in_parent, then race,
+ * between each path and main), so that the two hit each probe at once,
+ * preempting each other on one CPU.  It ends when both have, non-zero if
+ * N is not a count from 1 to 10^6.
+ *
  * frameless() is written in assembler, so that no compiler option or
  * version decides whether it gets a frame: it never touches %rbp, and it
  * pushes %rbx, so at its probe the return address is at 8(%rsp), not at
@@ -42,6 +48,7 @@
  * keeps the caller's %rbp too; a tracepoint's user registers are those at
  * its syscall instruction.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sdt.h>
 #include <sys/syscall.h>
@@ -156,6 +163,29 @@ NOINLINE void in_parent(void)
 	ALL_PATHS();
 }
 
+NOINLINE int race(const char *count)
+{
+	char *end;
+	long n = strtol(count, &end, 10);
+	pid_t pid;
+	int status;
+
+	if (*end || end == count || n < 1 || n > 1000000)
+		return 2;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	for (long i = 0; i < n; i++) {
+		if (pid)
+			in_parent();
+		else
+			in_child();
+	}
+	if (!pid)
+		_exit(0);
+	return waitpid(pid, &status, 0) != pid || status;
+}
+
 int main(int argc, char **argv)
 {
 	pid_t pid;
@@ -166,6 +196,8 @@ int main(int argc, char **argv)
 		low_cfa();
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "race"))
+		return race(argv[2]);
 	if (argc < 2 || strcmp(argv[1], "fork")) {
 		ALL_PATHS();
 		return 0;
