@@ -41,6 +41,77 @@ struct {
 } scratch SEC(".maps");
 
 /*
+ * What a program does with the stack, and where its walk keeps its state
+ * meanwhile (also the cfi walk's tail-call slot).  The CPU's scratch maps
+ * hold it where nothing else runs on the CPU until the program, and the
+ * programs it tail-calls, are done.  Not so on a kernel that preempts
+ * uprobe programs (6.0+, see struct sw_features): there the _T modes keep
+ * it in the thread's own entry of the walks map.  Small keys are 4.18-5.10
+ * only, so always per CPU.
+ */
+#define GS_COUNT	0
+#define GS_EMIT		1
+#define GS_SMALL	2	/* counting with small keys */
+#define GS_COUNT_T	3
+#define GS_EMIT_T	4
+#define GS_MODES	5
+#define GS_EMITS(mode)		((mode) == GS_EMIT || (mode) == GS_EMIT_T)
+#define GS_PER_TASK(mode)	((mode) >= GS_COUNT_T)
+
+struct gs_walk {
+	struct sw_gs_record rec;
+	struct cfi_state st;
+};
+
+/* the _T modes' walk state, by thread id; an exiting thread's goes */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SW_WALK_THREADS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct gs_walk);
+} walks SEC(".maps");
+
+/* a new thread's entry starts as this, all zero */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gs_walk);
+} walk_zero SEC(".maps");
+
+/* This thread's walk state; made at its first event (create). */
+static __always_inline struct gs_walk *gs_task_walk(const int create)
+{
+	__u32 tid = bpf_get_current_pid_tgid(), zero = 0;
+	struct gs_walk *w = bpf_map_lookup_elem(&walks, &tid);
+	void *blank;
+
+	if (w || !create)
+		return w;
+	blank = bpf_map_lookup_elem(&walk_zero, &zero);
+	if (!blank)
+		return NULL;
+	if (bpf_map_update_elem(&walks, &tid, blank, BPF_NOEXIST)) {
+		sw_lost(SW_LOST_WALKS_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&walks, &tid);
+}
+
+/* The record a non-cfi program builds its key in. */
+static __always_inline struct sw_gs_record *gs_record(const int mode)
+{
+	__u32 zero = 0;
+	struct gs_walk *w;
+
+	if (!GS_PER_TASK(mode))
+		return bpf_map_lookup_elem(&scratch, &zero);
+	w = gs_task_walk(1);
+	return w ? &w->rec : NULL;
+}
+
+/*
  * Frames from the kernel's unwinder into buf; their number.  At a
  * function-entry probe where that unwinder skips the caller, unwind into
  * buf[1..] and put the caller, read from the stack pointer, after the
@@ -125,19 +196,18 @@ static __always_inline void gs_done(void *ctx, struct sw_gs_record *rec,
 
 /* emit: one record per event (stacksnoop); else count (stackcount) */
 static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
-				    const int uentry, const int emit)
+				    const int uentry, const int mode)
 {
 	struct sw_gs_record *rec;
 	struct sw_config *cfg;
 	__u64 id;
 	struct sw_gs_key *key;
-	__u32 zero = 0;
 	__u64 nk = 0, nu = 0;
 
 	cfg = sw_filter(1, SW_BRANCHY, &id);
 	if (!cfg)
 		return 0;
-	rec = bpf_map_lookup_elem(&scratch, &zero);
+	rec = gs_record(mode);
 	if (!rec)
 		return 0;
 	key = &rec->key;
@@ -151,7 +221,7 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 		nu = gs_frames(ctx, &key->ip[nk], BPF_F_USER_STACK, uentry, sp);
 	else
 		key->ip[nk] = 0;
-	gs_done(ctx, rec, nk, nu, emit);
+	gs_done(ctx, rec, nk, nu, GS_EMITS(mode));
 	return 0;
 }
 
@@ -193,8 +263,9 @@ struct gsc_scratch {
 	struct sw_gsc_key key;
 	/*
 	 * Ids without an atomic fetch-and-add (5.12): a per-CPU counter under
-	 * the CPU's number.  A kprobe, uprobe or tracepoint program neither
-	 * migrates nor nests with another on its CPU, so the counter needs
+	 * the CPU's number.  On the kernels that have small keys (4.18-5.10)
+	 * a kprobe, uprobe or tracepoint program neither migrates, nor is
+	 * preempted, nor nests with another on its CPU, so the counter needs
 	 * no atomics, and the scratch space is the CPU's own meanwhile.
 	 */
 	__u64 next_id;
@@ -278,14 +349,14 @@ static __always_inline void gsc_done(struct gsc_scratch *s, __u64 nk, __u64 nu)
 }
 
 static __always_inline int gsc_event(void *ctx, __u64 sp, const int kentry,
-				     const int uentry, const int emit)
+				     const int uentry, const int mode)
 {
 	struct gsc_scratch *s;
 	struct sw_config *cfg;
 	__u64 id, nk = 0, nu = 0;
 	__u32 zero = 0;
 
-	(void)emit;	/* counting only: stacksnoop sends frames, no keys */
+	(void)mode;	/* counting only: stacksnoop sends frames, no keys */
 	cfg = sw_filter(1, SW_BRANCHY, &id);
 	if (!cfg)
 		return 0;
@@ -307,37 +378,44 @@ static __always_inline int gsc_event(void *ctx, __u64 sp, const int kentry,
  * function's entry where the kernel's unwinder drops the caller.  uprobe:
  * USDT, or where the kernel's unwinder already has the caller.  Each as a
  * counting program, suffixed _e an emitting one, suffixed _small a
- * counting one for small keys.
+ * counting one for small keys; _t and _et keep their state per thread.
  */
-#define GS_PROGRAMS(sfx, event, emit)					\
+#define GS_PROGRAMS(sfx, event, mode)					\
 SEC("kprobe") int gs_kprobe##sfx(struct pt_regs *ctx)			\
 {									\
-	return event(ctx, PT_REGS_SP(ctx), 1, 0, emit);		\
+	return event(ctx, PT_REGS_SP(ctx), 1, 0, mode);		\
 }									\
 SEC("kprobe") int gs_uprobe_entry##sfx(struct pt_regs *ctx)		\
 {									\
-	return event(ctx, PT_REGS_SP(ctx), 0, 1, emit);		\
+	return event(ctx, PT_REGS_SP(ctx), 0, 1, mode);		\
 }									\
 SEC("kprobe") int gs_uprobe##sfx(struct pt_regs *ctx)			\
 {									\
-	return event(ctx, 0, 0, 0, emit);				\
+	return event(ctx, 0, 0, 0, mode);				\
 }									\
 SEC("tracepoint") int gs_tp##sfx(void *ctx)				\
 {									\
-	return event(ctx, 0, 0, 0, emit);				\
+	return event(ctx, 0, 0, 0, mode);				\
 }
 
-GS_PROGRAMS(, gs_event, 0)
-GS_PROGRAMS(_e, gs_event, 1)
+GS_PROGRAMS(, gs_event, GS_COUNT)
+GS_PROGRAMS(_e, gs_event, GS_EMIT)
+GS_PROGRAMS(_t, gs_event, GS_COUNT_T)
+GS_PROGRAMS(_et, gs_event, GS_EMIT_T)
 /* counting with small keys: see gsc_event() */
-GS_PROGRAMS(_small, gsc_event, 0)
+GS_PROGRAMS(_small, gsc_event, GS_SMALL)
+
+/* The _T modes: an exiting thread's walk state goes with it. */
+SEC("tracepoint") int gs_walk_exit(void *ctx)
+{
+	__u32 tid = bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&walks, &tid);
+	return 0;
+}
 
 /* ---- the cfi walker: user frames from unwind tables (bpf/cfi_walk.bpf.h) ---- */
 
-/* what a cfi program does with the stack, and its walk's tail-call slot */
-#define GS_CFI_COUNT	0
-#define GS_CFI_EMIT	1
-#define GS_CFI_SMALL	2	/* counting with small keys */
 /*
  * Frames a walk program takes before it tail-calls the next: with about
  * 800 instructions a frame (bpf/cfi.h), 4 stay within the 4096 a program
@@ -347,22 +425,37 @@ GS_PROGRAMS(_small, gsc_event, 0)
 #define GS_CFI_FRAMES	4
 
 /* the walk programs, by mode */
-SW_PROG_ARRAY(cfi_tails_kp, 3);
-SW_PROG_ARRAY(cfi_tails_tp, 3);
+SW_PROG_ARRAY(cfi_tails_kp, GS_MODES);
+SW_PROG_ARRAY(cfi_tails_tp, GS_MODES);
 
-/* The mode's scratch record: a struct gsc_scratch or sw_gs_record. */
-static __always_inline void *gs_cfi_scratch(const int mode)
+/*
+ * The mode's record (a struct gsc_scratch or sw_gs_record) and cfi state,
+ * the thread's made at its first event (create); -1 if there are none.
+ */
+static __always_inline int gs_cfi_parts(const int mode, const int create,
+					void **scr, struct cfi_state **st)
 {
 	__u32 zero = 0;
+	struct gs_walk *w;
 
-	return mode == GS_CFI_SMALL ? bpf_map_lookup_elem(&scratch_small, &zero) :
-				      bpf_map_lookup_elem(&scratch, &zero);
+	if (GS_PER_TASK(mode)) {
+		w = gs_task_walk(create);
+		if (!w)
+			return -1;
+		*scr = &w->rec;
+		*st = &w->st;
+		return 0;
+	}
+	*scr = mode == GS_SMALL ? bpf_map_lookup_elem(&scratch_small, &zero) :
+				  bpf_map_lookup_elem(&scratch, &zero);
+	*st = bpf_map_lookup_elem(&cfi_state, &zero);
+	return *scr && *st ? 0 : -1;
 }
 
 /* Where the user frames go in the scratch record's key. */
 static __always_inline __u64 *gs_cfi_ubuf(void *scr, const int mode, __u64 nk)
 {
-	if (mode == GS_CFI_SMALL)
+	if (mode == GS_SMALL)
 		return &((struct gsc_scratch *)scr)->u[1];
 	return &((struct sw_gs_record *)scr)->key.ip[sw_bound(nk, SW_MAX_FRAMES + 1)];
 }
@@ -371,7 +464,7 @@ static __always_inline __u64 *gs_cfi_ubuf(void *scr, const int mode, __u64 nk)
 static __always_inline void gs_cfi_done(void *ctx, void *scr, __u64 nk,
 					__u64 nu, __u8 ustop, const int mode)
 {
-	if (mode == GS_CFI_SMALL) {
+	if (mode == GS_SMALL) {
 		struct gsc_scratch *s = scr;
 
 		s->key.h.ustop = ustop;
@@ -380,7 +473,7 @@ static __always_inline void gs_cfi_done(void *ctx, void *scr, __u64 nk,
 		struct sw_gs_record *rec = scr;
 
 		rec->key.h.ustop = ustop;
-		gs_done(ctx, rec, nk, nu, mode == GS_CFI_EMIT);
+		gs_done(ctx, rec, nk, nu, GS_EMITS(mode));
 	}
 }
 
@@ -398,18 +491,13 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 	struct sw_config *cfg;
 	void *scr;
 	struct cfi_state *st;
-	__u32 zero = 0;
 	__u8 ustop = SW_STOP_NO_USER;
 	int regs;
 
 	cfg = sw_filter(1, SW_BRANCHY, &id);
-	if (!cfg)
+	if (!cfg || gs_cfi_parts(mode, 1, &scr, &st))
 		return 0;
-	scr = gs_cfi_scratch(mode);
-	st = bpf_map_lookup_elem(&cfi_state, &zero);
-	if (!scr || !st)
-		return 0;
-	if (mode == GS_CFI_SMALL) {
+	if (mode == GS_SMALL) {
 		struct gsc_scratch *s = scr;
 
 		sw_key_hdr(&s->key.h, cfg, id, SW_BRANCHY);
@@ -428,7 +516,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 	nk = sw_bound(nk, SW_MAX_FRAMES + 1);
 	ubuf = gs_cfi_ubuf(scr, mode, nk);
 	/* the rest of the side zeroed, as bpf_get_stack leaves it */
-	if (mode != GS_CFI_EMIT) {
+	if (!GS_EMITS(mode)) {
 #pragma unroll
 		for (int i = 0; i < SW_MAX_FRAMES; i++)
 			ubuf[i] = 0;
@@ -495,14 +583,12 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
 {
 	struct sw_cfi_proc *proc;
 	struct cfi_state *st;
-	__u32 zero = 0, tgid;
+	__u32 tgid;
 	__u64 *ubuf;
 	int why = 0;
 	void *scr;
 
-	st = bpf_map_lookup_elem(&cfi_state, &zero);
-	scr = gs_cfi_scratch(mode);
-	if (!st || !scr)
+	if (gs_cfi_parts(mode, 0, &scr, &st))
 		return 0;
 	/* NULL once the process has gone: frames then take fp steps */
 	tgid = st->tgid;
@@ -622,8 +708,10 @@ SEC("tracepoint") int gs_cfi_exit(void *ctx)
 	return 0;
 }
 
-GS_CFI_PROGRAMS(, GS_CFI_COUNT)
-GS_CFI_PROGRAMS(_e, GS_CFI_EMIT)
-GS_CFI_PROGRAMS(_small, GS_CFI_SMALL)
+GS_CFI_PROGRAMS(, GS_COUNT)
+GS_CFI_PROGRAMS(_e, GS_EMIT)
+GS_CFI_PROGRAMS(_t, GS_COUNT_T)
+GS_CFI_PROGRAMS(_et, GS_EMIT_T)
+GS_CFI_PROGRAMS(_small, GS_SMALL)
 
 SW_FOLLOW_PROGRAMS()

@@ -13,6 +13,12 @@
 /* perf's default kernel.perf_event_max_stack: the helpers never return more */
 #define SW_MAX_FRAMES		127
 
+/*
+ * threads with walk state of their own at once (walk state per thread, a
+ * few KB each, made at a thread's first event, gone when it exits)
+ */
+#define SW_WALK_THREADS		16384
+
 /* threads of a -- COMMAND tracked at once: no option sizes the follow map */
 #define SW_FOLLOW_MAX		65536
 
@@ -115,7 +121,10 @@ struct sw_config {
 	/* cfi: a walk ended where it could not go on right */		\
 	X(SW_LOST_CUT, "user_stacks_cut", NULL)				\
 	/* cfi, 5.17+: bpf_find_vma found the VMA locked, a frame cut */	\
-	X(SW_LOST_VMA_BUSY, "user_stacks_vma_busy", NULL)
+	X(SW_LOST_VMA_BUSY, "user_stacks_vma_busy", NULL)		\
+	/* walk state per thread: no room for this thread's */		\
+	X(SW_LOST_WALKS_FULL, "walk_state_map_full",			\
+	  "as threads the walk state map had no room for")
 
 #define SW_LOST_ENUM(cause, key, what) cause,
 enum sw_lost {

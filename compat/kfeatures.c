@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <bpf/bpf.h>
@@ -171,16 +172,110 @@ static gzFile open_config(const char *release)
 	return gzopen(p, "r");	/* zlib reads plain files too */
 }
 
+/* What a kernel's config says of preemption. */
+struct preempt_config {
+	bool rt, dynamic;
+	const char *model;	/* the CONFIG_PREEMPT_* choice, as preempt= names it */
+};
+
+static void preempt_config_line(struct preempt_config *pc, const char *line)
+{
+	static const struct {
+		const char *line, *model;
+	} models[] = {
+		{ "CONFIG_PREEMPT_NONE=y\n", "none" },
+		{ "CONFIG_PREEMPT_VOLUNTARY=y\n", "voluntary" },
+		{ "CONFIG_PREEMPT=y\n", "full" },
+		{ "CONFIG_PREEMPT_LAZY=y\n", "lazy" },
+	};
+
+	pc->rt |= !strcmp(line, "CONFIG_PREEMPT_RT=y\n");
+	pc->dynamic |= !strcmp(line, "CONFIG_PREEMPT_DYNAMIC=y\n");
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+		if (!strcmp(line, models[i].line))
+			pc->model = models[i].model;
+}
+
+/* A preemption model's name, as preempt= and debugfs give it, copied. */
+static void model_word(const char *s, char *out, size_t len)
+{
+	size_t n = strcspn(s, " )\n");
+
+	snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), s);
+}
+
+/*
+ * Whether a task can be preempted in kernel code, so in the middle of a
+ * uprobe program (6.0+).  debugfs's sched/preempt names the model in use
+ * (root may change it there); a PREEMPT_DYNAMIC kernel without it takes
+ * preempt= from its command line, else its config's default; a kernel
+ * without a config says PREEMPT in uname -v.  "lazy" preempts kernel code
+ * at the next tick: as good as full here.
+ */
+static void read_preempt(struct sw_features *f, const struct preempt_config *pc)
+{
+	char buf[256] = "", model[16] = "";
+	struct utsname u;
+	const char *p;
+	FILE *in;
+
+	if (f->version < SW_KVERSION(6, 0, 0)) {
+		snprintf(f->preempt_why, sizeof(f->preempt_why),
+			 "before 6.0, uprobe programs run with preemption off");
+		return;
+	}
+	in = fopen("/sys/kernel/debug/sched/preempt", "r");
+	if (in && fgets(buf, sizeof(buf), in) && (p = strchr(buf, '('))) {
+		model_word(p + 1, model, sizeof(model));
+		snprintf(f->preempt_why, sizeof(f->preempt_why),
+			 "%s, debugfs sched/preempt", model);
+	}
+	if (in)
+		fclose(in);
+	if (!model[0] && (!pc || pc->dynamic)) {
+		in = fopen("/proc/cmdline", "r");
+		buf[0] = 0;
+		if (in && fgets(buf, sizeof(buf), in) &&
+		    (p = strstr(buf, "preempt=")) && (p == buf || p[-1] == ' ')) {
+			model_word(p + 8, model, sizeof(model));
+			snprintf(f->preempt_why, sizeof(f->preempt_why),
+				 "preempt=%s on the kernel command line", model);
+		}
+		if (in)
+			fclose(in);
+	}
+	if (!model[0] && pc && (pc->rt || pc->model)) {
+		snprintf(model, sizeof(model), "%s", pc->rt ? "rt" : pc->model);
+		snprintf(f->preempt_why, sizeof(f->preempt_why), "%s, %s",
+			 model, pc->rt ? "CONFIG_PREEMPT_RT=y" :
+			 pc->dynamic ? "the config's PREEMPT_DYNAMIC default" :
+			 "the kernel's config");
+	}
+	if (!model[0] && !uname(&u)) {
+		/* no config: "PREEMPT_DYNAMIC" leaves it open, so assume it may */
+		bool said = strstr(u.version, " PREEMPT") != NULL;
+
+		snprintf(model, sizeof(model), "%s", said ? "full" : "none");
+		snprintf(f->preempt_why, sizeof(f->preempt_why), "%s",
+			 said ? "uname -v says PREEMPT, no config to say more" :
+			 "uname -v does not say PREEMPT, no config");
+	}
+	f->uprobe_preemptible = strcmp(model, "none") && strcmp(model, "voluntary");
+	f->walk_per_task = f->uprobe_preemptible;
+}
+
 static void read_config(struct sw_features *f)
 {
 	bool orc = false, fp_unwinder = false, guess = false, fp = false;
 	bool kasan = false, fred = false, found;
+	struct preempt_config pc = { 0 };
 	char line[256];
 	gzFile z;
 
 	z = open_config(f->release);
 	found = z != NULL;
 	while (z && gzgets(z, line, sizeof(line))) {
+		preempt_config_line(&pc, line);
 		orc |= !strcmp(line, "CONFIG_UNWINDER_ORC=y\n");
 		fp_unwinder |= !strcmp(line, "CONFIG_UNWINDER_FRAME_POINTER=y\n");
 		guess |= !strcmp(line, "CONFIG_UNWINDER_GUESS=y\n");
@@ -190,6 +285,7 @@ static void read_config(struct sw_features *f)
 	}
 	if (z)
 		gzclose(z);
+	read_preempt(f, found ? &pc : NULL);
 
 	/* x86_64: 16 KiB since 3.15, doubled by KASAN; FRED pads the top */
 	f->thread_size = kasan ? 32768 : 16384;
@@ -280,6 +376,12 @@ void kfeatures_force_no_find_vma(struct sw_features *f)
 {
 	f->helper_find_vma = false;
 	f->no_find_vma_forced = true;
+}
+
+void kfeatures_force_walk_state(struct sw_features *f, bool per_task)
+{
+	f->walk_per_task = per_task;
+	f->walk_state_forced = true;
 }
 
 void kfeatures_force_small_keys(struct sw_features *f)
@@ -439,6 +541,11 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "BTF", yes(f->btf));
 	fprintf(out, "%-34s %s%s\n", "bpf_find_vma (5.17)", yes(f->helper_find_vma),
 		f->no_find_vma_forced ? " (STACKWALK_NO_FIND_VMA=1)" : "");
+	fprintf(out, "%-34s %s (%s)\n", "uprobe programs preemptible (6.0)",
+		yes(f->uprobe_preemptible), f->preempt_why);
+	fprintf(out, "%-34s %s%s\n", "walk state", f->walk_per_task ?
+		"per thread" : "per CPU",
+		f->walk_state_forced ? " (STACKWALK_WALK_STATE)" : "");
 	fprintf(out, "%-34s %s, its frame %u bytes above the BPF frame pointer\n",
 		"BPF JIT", yes(f->jit), f->jit_frame_off);
 	fprintf(out, "%-34s %s\n", "RLIMIT_MEMLOCK raised or unneeded", yes(f->memlock_ok));

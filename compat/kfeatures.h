@@ -34,6 +34,7 @@ struct sw_features {
 	bool map_big_keys;	/* hash keys over 512 bytes (5.11) */
 	bool small_keys_forced;	/* STACKWALK_SMALL_KEYS=1 cleared it */
 	bool no_find_vma_forced; /* STACKWALK_NO_FIND_VMA=1 cleared helper_find_vma */
+	bool walk_state_forced;	/* STACKWALK_WALK_STATE set walk_per_task */
 
 	bool kprobes, uprobes;	/* BPF can run on these probe kinds */
 	bool prog_syscall_tp;	/* BPF on syscalls:* tracepoints (4.14) */
@@ -68,6 +69,17 @@ struct sw_features {
 	__u32 vma_off[SW_VMA_FIELDS];
 	bool vma_ok;
 	__u32 jit_frame_off;	/* see struct sw_config */
+	/*
+	 * 6.0+ runs uprobe programs with migration, not preemption, disabled
+	 * (so that they may sleep): on a kernel that preempts, another task
+	 * can run on the CPU in the middle of one, or between its tail calls,
+	 * and use the CPU's scratch maps.  Then a walk keeps its state in its
+	 * thread's own map entry (bpf/getstack.bpf.c).  preempt_why: how the
+	 * preemption model was learned.
+	 */
+	bool uprobe_preemptible;
+	bool walk_per_task;
+	char preempt_why[96];
 	char tracefs[PATH_MAX];	/* "" until sw_tracefs() mounts or finds it */
 };
 
@@ -89,6 +101,8 @@ int kfeatures_prepare(struct sw_features *f);
 void kfeatures_force_small_keys(struct sw_features *f);
 /* Walk as if bpf_find_vma were missing (4.18-5.16). */
 void kfeatures_force_no_find_vma(struct sw_features *f);
+/* Keep each walk's state per thread (true) or per CPU, whatever the kernel. */
+void kfeatures_force_walk_state(struct sw_features *f, bool per_task);
 void kfeatures_print(const struct sw_features *f, FILE *out);
 int kversion_parse(const char *s, __u32 *code);
 

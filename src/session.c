@@ -217,6 +217,12 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 				   "as on 4.18-5.16, without bpf_find_vma, or 0",
 				   env) + 1;
 	o->no_find_vma = env && !strcmp(env, "1");
+	env = getenv("STACKWALK_WALK_STATE");
+	if (env && *env && strcmp(env, "cpu") && strcmp(env, "task"))
+		return session_die(t, "STACKWALK_WALK_STATE=%s: give cpu or task "
+				   "to keep each walk's state per CPU or per "
+				   "thread, whatever the kernel", env) + 1;
+	o->walk_state = !env || !*env ? 0 : !strcmp(env, "cpu") ? 1 : 2;
 	/* for the tests: a buffer small enough to fill at will */
 	env = getenv("STACKWALK_SIDEBAND_PAGES");
 	if (env && *env) {
@@ -1064,6 +1070,8 @@ int session_start(struct session *s)
 		kfeatures_force_small_keys(&s->f);
 	if (s->o.no_find_vma)
 		kfeatures_force_no_find_vma(&s->f);
+	if (s->o.walk_state)
+		kfeatures_force_walk_state(&s->f, s->o.walk_state == 2);
 	if (s->o.kernel_features) {
 		print_features(s);
 		return 0;

@@ -103,10 +103,12 @@ static void walk_progs(const struct walker *w, struct bpf_program **kp,
 	*tp = WALKER_GS_PROG(w, s, gs_cfi_walk_tp);
 }
 
-/* Its slot in the tail-call maps: bpf/getstack.bpf.c's GS_CFI_* modes. */
+/* Its slot in the tail-call maps: bpf/getstack.bpf.c's GS_* modes. */
 static __u32 walk_slot(const struct walker *w)
 {
-	return w->o.sink == SINK_EMIT ? 1 : w->small ? 2 : 0;
+	if (w->o.sink == SINK_EMIT)
+		return w->per_task ? 4 : 1;
+	return w->small ? 2 : w->per_task ? 3 : 0;
 }
 
 static void cfi_choose(struct walker *w)
@@ -134,8 +136,10 @@ static int cfi_attach(struct walker *w)
 	const struct getstack_bpf *s = w->skel;
 	int err;
 
-	err = walker_attach_tracepoint(w, s->progs.gs_cfi_fork, "sched",
-				       "sched_process_fork");
+	err = walker_getstack_attach(w);
+	if (!err)
+		err = walker_attach_tracepoint(w, s->progs.gs_cfi_fork, "sched",
+					       "sched_process_fork");
 	if (!err)
 		err = walker_attach_tracepoint(w, s->progs.gs_cfi_exec, "sched",
 					       "sched_process_exec");

@@ -50,6 +50,10 @@ int walker_getstack_open(struct walker *w)
 	bpf_map__set_autocreate(s->maps.cfi_tails_tp, false);
 	/* one mode's maps: the other's may not exist on this kernel */
 	w->small = !w->f->map_big_keys;
+	/* small keys are 4.18-5.10's, whose uprobe programs are not preempted */
+	w->per_task = w->f->walk_per_task && !w->small;
+	bpf_map__set_autocreate(s->maps.walks, w->per_task);
+	bpf_map__set_autocreate(s->maps.walk_zero, w->per_task);
 	for (int i = 0; i < SW_GS_CLASSES; i++) {
 		if (w->small)
 			bpf_map__set_autocreate(classes[i], false);
@@ -97,13 +101,26 @@ void walker_getstack_choose(struct walker *w)
 		bpf_map__set_autocreate(s->maps.scratch_small, counting);
 	if (w->chunks)
 		bpf_map__set_autocreate(w->chunks, counting);
+	walker_want(w, s->progs.gs_walk_exit, w->per_task);
+}
+
+/* Walk state per thread: a thread's goes when it exits. */
+int walker_getstack_attach(struct walker *w)
+{
+	const struct getstack_bpf *s = w->skel;
+
+	if (!w->per_task)
+		return 0;
+	return walker_attach_tracepoint(w, s->progs.gs_walk_exit, "sched",
+					"sched_process_exit");
 }
 
 struct bpf_program *walker_getstack_calib_prog(const struct walker *w)
 {
 	const struct getstack_bpf *s = w->skel;
 
-	return w->small ? s->progs.gs_uprobe_small : s->progs.gs_uprobe;
+	return w->small ? s->progs.gs_uprobe_small :
+	       w->per_task ? s->progs.gs_uprobe_t : s->progs.gs_uprobe;
 }
 
 static int by_chunk_id(const void *a, const void *b)
@@ -204,6 +221,7 @@ const struct walker_desc walker_getstack = {
 	.destroy = walker_getstack_destroy,
 	.prog = gs_prog,
 	.choose = walker_getstack_choose,
+	.attach = walker_getstack_attach,
 	.calib_prog = walker_getstack_calib_prog,
 	.read_begin = walker_getstack_read_begin,
 	.key_frames = walker_getstack_key_frames,

@@ -53,6 +53,8 @@ struct walker {
 	int ncounts;
 	/* getstack where hash keys are at most 512 bytes: interned chunks */
 	bool small;
+	/* getstack, cfi: each walk's state in its thread's entry (struct sw_features) */
+	bool per_task;
 	struct bpf_map *chunks;
 	struct chunk *chunk_tab;	/* by id, as of the last read */
 	size_t nchunks;
@@ -107,11 +109,14 @@ struct walker {
 
 /*
  * A getstack object's program for this run (walker_getstack.c,
- * walker_cfi.c): emitting, counting with small keys, or counting.
+ * walker_cfi.c): emitting, counting with small keys, or counting, each
+ * keeping its walk's state per CPU or (suffixed t) per thread.
  */
-#define WALKER_GS_PROG(w, s, base) ((w)->o.sink == SINK_EMIT ? (s)->progs.base##_e : \
-				    (w)->small ? (s)->progs.base##_small : \
-				    (s)->progs.base)
+#define WALKER_GS_PROG(w, s, base)					\
+	((w)->o.sink == SINK_EMIT ?					\
+	 ((w)->per_task ? (s)->progs.base##_et : (s)->progs.base##_e) :	\
+	 (w)->small ? (s)->progs.base##_small :				\
+	 (w)->per_task ? (s)->progs.base##_t : (s)->progs.base)
 
 /*
  * The getstack walker's parts, which the cfi walker (walker_cfi.c) shares:
@@ -120,6 +125,7 @@ struct walker {
 int walker_getstack_open(struct walker *w);
 void walker_getstack_destroy(struct walker *w);
 void walker_getstack_choose(struct walker *w);
+int walker_getstack_attach(struct walker *w);
 int walker_getstack_read_begin(struct walker *w);
 struct bpf_program *walker_getstack_calib_prog(const struct walker *w);
 void walker_getstack_key_frames(struct walker *w, const void *key, bool counted,

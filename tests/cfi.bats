@@ -392,6 +392,54 @@ expected_cfi_deep() {
 	[ "$(jq -c '[.stacks[0].frames[-1].name, (.stacks[0].frames | length), .lost.truncated_stacks]' <<< "$output")" = '["[truncated]",128,2]' ]
 }
 
+# Where the kernel may preempt a uprobe program (6.0+ with full
+# preemption; proven on one CPU in tests/vm/run-tests.sh, cloud612), each
+# walk keeps its state in its thread's map entry.  Here that mode, forced:
+# two processes at once, every stack exact, counted and sent, across the
+# walk's tail calls.
+@test "walk state per thread: exact stacks, counted and sent, cfi and getstack, across tail calls" {
+	need_cfi
+	export STACKWALK_WALK_STATE=task
+	"$SC" --kernel-features | grep -qx 'walk state  *per thread (STACKWALK_WALK_STATE)'
+	cfipaths_folded cfi "u:$W/cfipaths:frameless" race 50 <<'EOF2'
+cfipaths;_start;__libc_start_main;[unknown];main;race;in_child;leaf_a;frameless 50
+cfipaths;_start;__libc_start_main;[unknown];main;race;in_child;leaf_b;frameless 100
+cfipaths;_start;__libc_start_main;[unknown];main;race;in_parent;leaf_a;frameless 50
+cfipaths;_start;__libc_start_main;[unknown];main;race;in_parent;leaf_b;frameless 100
+EOF2
+	cfipaths_folded getstack "$W/cfipaths:entered" race 50 <<'EOF2'
+cfipaths;[unknown];main;race;in_child;entry_a;entered 150
+cfipaths;[unknown];main;race;in_child;entry_b;entered 200
+cfipaths;[unknown];main;race;in_parent;entry_a;entered 150
+cfipaths;[unknown];main;race;in_parent;entry_b;entered 200
+EOF2
+	run --separate-stderr "$SC" -U --walker cfi "$W/deep:target" -- "$W/deep" 121
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	diff -u <(expected_cfi_deep 121) <(echo "$output" | sed '1,2d' | head -n -2 | normalize)
+	# stacksnoop: each event's own stack; its first two frames after the probe's
+	run --separate-stderr "$SN" -U --walker cfi "u:$W/cfipaths:frameless" -- "$W/cfipaths" race 20
+	[ "$status" -eq 0 ]
+	diff -u - <(first_two_callers) <<'EOF2'
+     20 leaf_a in_child
+     20 leaf_a in_parent
+     40 leaf_b in_child
+     40 leaf_b in_parent
+EOF2
+	run --separate-stderr "$SN" -U --walker getstack "$W/cfipaths:entered" -- "$W/cfipaths" race 20
+	[ "$status" -eq 0 ]
+	diff -u - <(first_two_callers) <<'EOF2'
+     60 entry_a in_child
+     60 entry_a in_parent
+     80 entry_b in_child
+     80 entry_b in_parent
+EOF2
+}
+
+# stacksnoop's $output: "r0 r1" names of each event, counted
+first_two_callers() {
+	echo "$output" | awk '$2 == "r0:" { r0 = $4 } $2 == "r1:" { print r0, $4 }' | sort | uniq -c
+}
+
 # python3.11's own USDT probes (a semaphore, set for the run): before the
 # cfi walker every frame past the probe was [unknown]; now the
 # interpreter's frames, each as gdb unwinds it.

@@ -170,6 +170,11 @@ features() {
 	cloud*) grep -q '^bpf_find_vma (5.17) *yes$' /tmp/feat.out || return 1 ;;
 	fp) grep -q '^bpf_find_vma (5.17) *no$' /tmp/feat.out || return 1 ;;
 	esac
+	# booted preempt=full: each walk's state is its thread's, not the CPU's
+	if [ "$SW_KERNEL" = cloud612 ]; then
+		grep -q '^uprobe programs preemptible (6.0) *yes (full, debugfs sched/preempt)$' /tmp/feat.out &&
+			grep -q '^walk state *per thread$' /tmp/feat.out || return 1
+	fi
 	[ -r "expect/features-$REL" ] || return 0
 	# the shared kernels are fixed images: their whole table is known
 	diff -u "expect/features-$REL" /tmp/feat.out
