@@ -358,13 +358,16 @@ static int bin_of(struct cfi_cache *c, const struct proc_map *m,
 	return i;
 }
 
-/* A mapped file, through the process's root first (another mount ns). */
+/*
+ * A mapped file: the one the process maps (deleted or replaced since, or
+ * in another mount namespace), else through its root, else by its path.
+ */
 static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 {
 	struct untrusted_skip sk = {};
 	struct elf_file *ef = NULL;
-	char root[4200];
-	const char *paths[2] = { root, m->path }, *path = NULL;
+	char mapped[96], root[4200];
+	const char *paths[3] = { mapped, root, m->path }, *path = NULL;
 	struct ino_slot *s;
 	struct stat st;
 	const uint8_t *id;
@@ -376,8 +379,9 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 		if (s->bin1)
 			return (int)s->bin1 - 1;
 	}
+	procs_map_file(pid, m, mapped, sizeof(mapped));
 	snprintf(root, sizeof(root), "/proc/%u/root%s", pid, m->path);
-	for (i = 0; i < 2 && !ef; i++) {
+	for (i = 0; i < 3 && !ef; i++) {
 		/* the file at the path may no longer be the one mapped */
 		if (stat(paths[i], &st) || (m->ino && st.st_ino != m->ino))
 			continue;

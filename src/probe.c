@@ -13,6 +13,7 @@
 #include "vec.h"
 #include "elf_file.h"
 #include "libpath.h"
+#include "procs.h"
 #include "untrusted.h"
 #include "usdt.h"
 
@@ -174,6 +175,7 @@ void probe_targets_free(struct sw_targets *t)
 		free((char *)t->v[i].spec.event);
 	}
 	free(t->v);
+	free(t->replaced);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -436,15 +438,52 @@ static int match_sym(const struct elf_sym *s, void *ctx)
 			  off) ? 0 : -ENOMEM;
 }
 
+/*
+ * With -p: the copy of path that pid maps, if the file was deleted or
+ * replaced on disk since (a package upgrade renames a new file over a
+ * running program's), as a /proc/PID/map_files path into out.  Its
+ * uprobes belong there: the new file's inode is not what pid runs.
+ */
+static bool mapped_copy(pid_t pid, const char *path, char *out, size_t len)
+{
+	size_t n = strlen(path), cap = 0;
+	char maps[64], *line = NULL;
+	struct proc_map m;
+	bool found = false;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	while (f && !found && getline(&line, &cap, f) > 0) {
+		if (!procs_parse_maps_line(line, &m) || !procs_map_deleted(&m) ||
+		    strncmp(m.path, path, n) || strcmp(m.path + n, " (deleted)"))
+			continue;
+		procs_map_file(pid, &m, out, len);
+		found = true;
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return found;
+}
+
 static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 		    struct elf_file **ef, char *err, size_t errlen)
 {
 	struct untrusted_skip sk = {};
-	char path[PATH_MAX], shown[256];
+	char path[PATH_MAX], shown[256], copy[96];
 	size_t size;
 	int e;
 
 	e = libpath_resolve(p->lib, pid, path, sizeof(path));
+	if (pid > 0 && (e == -ENOENT || !e) && strchr(p->lib, '/') &&
+	    mapped_copy(pid, e ? p->lib : path, copy, sizeof(copy))) {
+		t->replaced = strdup(e ? p->lib : path);
+		if (!t->replaced)
+			return oom(err, errlen, "resolving", p->lib);
+		snprintf(path, sizeof(path), "%s", copy);
+		e = 0;
+	}
 	t->malformed = e && (!strcmp(p->lib, "t") || !strcmp(p->lib, "u"));
 	if (t->malformed)
 		return fail(err, errlen, -EINVAL, "incomplete pattern \"%s:%s\"; "

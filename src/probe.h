@@ -83,6 +83,12 @@ struct sw_targets {
 	 * error, seen only once no library named "t" turned up.
 	 */
 	bool malformed;
+	/*
+	 * -p PID maps this file as it was before it was deleted or replaced
+	 * on disk: the probes are in PID's copy (struct sw_pattern's libpath,
+	 * a /proc/PID/map_files path), not in the file now at this path.
+	 */
+	char *replaced;
 };
 
 /* On error, err holds one line naming the problem and what to do. */

@@ -68,6 +68,21 @@ static const struct htab_ops path_ops = {
 	.size = sizeof(char *), .min = 64, .hash = path_hash,
 };
 
+void procs_map_file(uint32_t pid, const struct proc_map *m, char *buf,
+		    size_t len)
+{
+	snprintf(buf, len, "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+}
+
+bool procs_map_deleted(const struct proc_map *m)
+{
+	static const char mark[] = " (deleted)";
+	size_t n = strlen(m->path), k = sizeof(mark) - 1;
+
+	return n > k && !strcmp(m->path + n - k, mark);
+}
+
 uint32_t procs_tgid_of(uint32_t tid)
 {
 	char path[64], line[128];

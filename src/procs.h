@@ -38,6 +38,16 @@ bool procs_parse_maps_line(char *line, struct proc_map *m);
 /* The process of a thread, while it lives; the thread itself after. */
 uint32_t procs_tgid_of(uint32_t tid);
 
+/*
+ * /proc/PID/map_files/START-END for m: the very file pid maps there, while
+ * pid lives, even deleted, replaced on disk or in another mount namespace
+ * (root only).  Whoever opens it checks the inode is m's: pids are reused.
+ */
+void procs_map_file(uint32_t pid, const struct proc_map *m, char *buf,
+		    size_t len);
+/* Whether m's path is one the kernel marked as deleted since the mmap. */
+bool procs_map_deleted(const struct proc_map *m);
+
 int procs_new(struct procs **out);
 void procs_free(struct procs *p);
 

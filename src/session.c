@@ -1109,6 +1109,14 @@ int session_start(struct session *s)
 		return stopped(s);
 	if (e)
 		return die(s, "%s", err) + s->targets.malformed;
+	if (s->targets.replaced) {
+		char shown[512];
+
+		fprintf(stderr, "%s: process %d runs %s as it was before it was "
+			"deleted or replaced on disk: probing that copy (%s)\n",
+			s->o.tool, s->o.pid, untrusted_escape(shown, sizeof(shown),
+			s->targets.replaced), s->pat.libpath);
+	}
 	e = refuse_all(s);
 	if (e)
 		return e;

@@ -16,8 +16,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#define DELETED_SUFFIX " (deleted)"
-
 struct file_slot {
 	bool used;
 	uint32_t maj, min;
@@ -259,34 +257,42 @@ static struct elf_file *open_checked(const char *path, uint64_t ino,
 	return err ? NULL : ef;
 }
 
-/* f's file, once, counted when it did not fit. */
+/* f's file from the first of n paths that is it, counted when it did not fit. */
 static void open_slot(struct symbolizer *s, struct file_slot *f,
-		      const char *path, const char *root)
+		      const char *const *paths, int n)
 {
 	struct untrusted_skip sk = { .budget = &s->budget };
 
 	f->ef = NULL;
-	f->cut = false;
-	if (root)
-		f->ef = open_checked(root, f->ino, &sk, &f->cut);
-	if (!f->ef) {
+	for (int i = 0; i < n && !f->ef; i++) {
 		f->cut = false;
-		f->ef = open_checked(path, f->ino, &sk, &f->cut);
+		f->ef = open_checked(paths[i], f->ino, &sk, &f->cut);
 	}
 	s->files_cut += f->cut;
 	skipped(s, &sk);
 }
 
-/* Through the process's root first: it may live in another mount ns. */
+/*
+ * While the process lives, the file it maps itself (deleted or replaced
+ * since, or in another mount namespace), then the path in its root; the
+ * path in ours after.
+ */
 static void open_file(struct symbolizer *s, uint32_t tgid,
 		      const struct proc_map *m, struct file_slot *f)
 {
-	char root[4096];
-	bool in_root = procs_alive(s->procs, tgid) &&
-		       snprintf(root, sizeof(root), "/proc/%u/root%s", tgid,
-				m->path) < (int)sizeof(root);
+	char mapped[96], root[4096];
+	const char *paths[3];
+	int n = 0;
 
-	open_slot(s, f, m->path, in_root ? root : NULL);
+	if (procs_alive(s->procs, tgid)) {
+		procs_map_file(tgid, m, mapped, sizeof(mapped));
+		paths[n++] = mapped;
+		if (snprintf(root, sizeof(root), "/proc/%u/root%s", tgid,
+			     m->path) < (int)sizeof(root))
+			paths[n++] = root;
+	}
+	paths[n++] = m->path;
+	open_slot(s, f, paths, n);
 }
 
 static int get_file(struct symbolizer *s, uint32_t tgid,
@@ -338,7 +344,7 @@ int symbolizer_add_file(struct symbolizer *s, const char *path)
 	f->ino = key.ino;
 	f->path = NULL;		/* keyed by inode: the path is never compared */
 	f->ef = NULL;
-	open_slot(s, f, path, NULL);
+	open_slot(s, f, &path, 1);
 	s->files.nr++;
 	return 0;
 }
@@ -347,8 +353,9 @@ static bool is_file(const char *path);
 
 /*
  * A file this process maps that is not at its path in our mount namespace
- * (a container's, a private mount's) can only be opened through
- * /proc/PID/root while the process lives: open it now.
+ * (a container's, a private mount's), or no longer there (deleted or
+ * replaced), can only be opened through /proc/PID while the process
+ * lives: open it now.
  */
 void symbolizer_prefetch(struct symbolizer *s, uint32_t tgid,
 			  const struct proc_map *m)
@@ -362,14 +369,11 @@ void symbolizer_prefetch(struct symbolizer *s, uint32_t tgid,
 	get_file(s, tgid, m, &f);
 }
 
+/* A file's path, deleted since or not: not [vdso], [heap], //anon. */
 static bool is_file(const char *path)
 {
-	size_t n = strlen(path), k = strlen(DELETED_SUFFIX);
-
 	/* "//anon" is how perf names anonymous memory */
-	if (path[0] != '/' || path[1] == '/')
-		return false;
-	return n < k || strcmp(path + n - k, DELETED_SUFFIX);
+	return path[0] == '/' && path[1] != '/';
 }
 
 /* Not named by f's file: by a perf map, or counted when f did not fit. */

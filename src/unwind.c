@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <linux/fs.h>
 #include <bpf/bpf.h>
 #include "cfi.h"
 #include "procs.h"
+#include "untrusted.h"
 #include "unwind.h"
 #include "vec.h"
 
@@ -66,18 +68,24 @@ struct unwind {
  */
 static bool file_gen(uint32_t pid, const struct proc_map *m, __u32 *gen)
 {
+	struct untrusted_skip sk = {};
+	struct stat st;
 	char path[96];
 	int fd, v = 0;
 	bool ok;
 
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
 	/* pid 0: a file no process maps yet (unwind_add_file) */
-	fd = open(pid ? path : m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
-		  O_NOFOLLOW);
+	if (pid)
+		procs_map_file(pid, m, path, sizeof(path));
+	/*
+	 * The map_files entry is a link the kernel makes to the mapped file
+	 * itself: followed, then checked to be a regular file, m's inode
+	 */
+	fd = untrusted_open(pid ? path : m->path, pid ? 0 : UNTRUSTED_NOFOLLOW,
+			    &st, &sk);
 	if (fd < 0)
 		return false;
-	ok = !ioctl(fd, FS_IOC_GETVERSION, &v);
+	ok = (!m->ino || st.st_ino == m->ino) && !ioctl(fd, FS_IOC_GETVERSION, &v);
 	close(fd);
 	*gen = (__u32)v;
 	return ok;

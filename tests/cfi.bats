@@ -440,6 +440,46 @@ first_two_callers() {
 	echo "$output" | awk '$2 == "r0:" { r0 = $4 } $2 == "r1:" { print r0, $4 }' | sort | uniq -c
 }
 
+# A package upgrade renames a new file over a running program's: the
+# process maps the old inode, deleted.  -p PID BIN:FUNC probes that copy
+# (through /proc/PID/map_files) and says so in one line, where it used to
+# probe the new file and count nothing; the copy's frames are named, and
+# walked by its own unwind table.
+@test "cfi: a binary replaced on disk while its process runs: -p probes the copy it runs, said; its frames named and whole" {
+	need_cfi
+	local T=$BATS_TEST_TMPDIR range
+	cp "$W/manymaps" "$T/app"
+	mkfifo "$T/mm.in"
+	"$T/app" 0 < "$T/mm.in" > "$T/mm.out" &
+	MM_PID=$!
+	exec 7> "$T/mm.in"
+	# the same program again, as an upgrade that changed nothing installs it
+	cp "$T/app" "$T/app.new"
+	mv -f "$T/app.new" "$T/app"
+	range=$(grep -F "$T/app (deleted)" "/proc/$MM_PID/maps" | head -n 1 | cut -d' ' -f1)
+	start_sc -U -p "$MM_PID" "$T/app:sys_a"
+	echo "call 3" >&7
+	wait_for '^called$' "$T/mm.out"
+	stop_sc
+	[ "$(cat "$T/sc.err")" = "stackcount: process $MM_PID runs $T/app as it was before it was deleted or replaced on disk: probing that copy (/proc/$MM_PID/map_files/$range)" ]
+	replaced_stacks sys_a "$T/app:sys_a" | diff -u - "$T/sc.out"
+	start_sc -U -p "$MM_PID" t:syscalls:sys_enter_getppid
+	echo "call 3" >&7
+	wait_for '^called$' "$T/mm.out"
+	stop_sc
+	[ ! -s "$T/sc.err" ]
+	replaced_stacks "syscall sys_a" t:syscalls:sys_enter_getppid | diff -u - "$T/sc.out"
+	exec 7>&-
+	wait "$MM_PID"
+}
+
+# stackcount's output for 3 calls of manymaps' sys_a: FRAMES, then main's
+replaced_stacks() {	# FRAMES PATTERN
+	printf 'Tracing 1 functions for "%s"... Hit Ctrl-C to end.\n\n' "$2"
+	printf '  %s\n' $1 main '[unknown]' __libc_start_main _start
+	printf '    3\n\nDetaching...\n'
+}
+
 # python3.11's own USDT probes (a semaphore, set for the run): before the
 # cfi walker every frame past the probe was [unknown]; now the
 # interpreter's frames, each as gdb unwinds it.
