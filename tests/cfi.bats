@@ -480,6 +480,56 @@ replaced_stacks() {	# FRAMES PATTERN
 	printf '    3\n\nDetaching...\n'
 }
 
+# System-wide (no -p, no COMMAND): a process that ran before tracing
+# began is read at the start; one started after needs nothing read at
+# all where the kernel finds each PC's file (bpf_find_vma, 5.17+): the
+# probed binary's table and libc's are in before either calls.  Both are
+# named and whole, each under its own pid.
+@test "cfi: system-wide, a process started before the run and one started after, both named and whole" {
+	need_cfi
+	local T=$BATS_TEST_TMPDIR
+	mkfifo "$T/a.in" "$T/b.in"
+	"$W/manymaps" 0 < "$T/a.in" > "$T/a.out" &
+	MM_PID=$!
+	exec 7> "$T/a.in"
+	start_sc -U "$W/manymaps:sys_a"
+	"$W/manymaps" 0 < "$T/b.in" > "$T/b.out" &
+	local late=$!
+	exec 8> "$T/b.in"
+	echo "call 2" >&7
+	wait_for '^called$' "$T/a.out"
+	echo "call 3" >&8
+	wait_for '^called$' "$T/b.out"
+	stop_sc
+	exec 7>&- 8>&-
+	wait "$MM_PID" "$late"
+	local stack='  sys_a
+  main
+  [unknown]
+  __libc_start_main
+  _start'
+	if "$SC" --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$'; then
+		[ ! -s "$T/sc.err" ]
+		diff -u - "$T/sc.out" <<OUT
+Tracing 1 functions for "$W/manymaps:sys_a"... Hit Ctrl-C to end.
+
+$stack
+    manymaps [$MM_PID]
+    2
+
+$stack
+    manymaps [$late]
+    3
+
+Detaching...
+OUT
+	else
+		# 4.18-5.16: the late one's list comes from the sideband, in time or not (counted)
+		grep -qxF "    manymaps [$MM_PID]" "$T/sc.out"
+		[ "$(grep -B5 -xF "    manymaps [$MM_PID]" "$T/sc.out" | head -n 5)" = "$stack" ]
+	fi
+}
+
 # python3.11's own USDT probes (a semaphore, set for the run): before the
 # cfi walker every frame past the probe was [unknown]; now the
 # interpreter's frames, each as gdb unwinds it.
