@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
-#include "session.h"
+#include "session_int.h"
 #include "interrupt.h"
 #include "ksyms.h"
 #include "outfile.h"
@@ -20,7 +20,6 @@
 #include "sideband.h"
 #include "symbolize.h"
 #include "cfi.h"
-#include "needed.h"
 #include "output.h"
 #include "unwind.h"
 #include "untrusted.h"
@@ -28,241 +27,8 @@
 #include "../compat/semaphore.h"
 #include "vec.h"
 
-#define DEFAULT_STORAGE 16384
-/* 1M rows: a python3.11 process with its libraries needs ~110,000 */
-#define DEFAULT_UNWIND_MB 8
 /* How long COMMAND has to end on SIGTERM before it gets SIGKILL. */
 #define CMD_GRACE_MS 5000
-
-int session_die(const char *tool, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", tool);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
-
-#define die(s, ...) session_die((s)->o.tool, __VA_ARGS__)
-
-int session_parse_long(const char *s, long min, long max, long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtol(s, &end, 10);
-	if (errno || end == s || *end || *v < min || *v > max)
-		return -EINVAL;
-	return 0;
-}
-
-/* The releases forced legacy mode emulates: before the stack helpers. */
-static bool legacy_in_range(__u32 v)
-{
-	return v >= SW_KVERSION(4, 1, 0) && v < SW_KVERSION(4, 6, 0);
-}
-
-/*
- * Whether cpu is in the kernel's list of online CPUs ("0-3,5"), copied
- * into list: 1 or 0, or -errno when the list cannot be read.
- */
-static int cpu_online(int cpu, char *list, size_t len)
-{
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	const char *p = list;
-	int e = 0;
-
-	if (!f)
-		return -errno;
-	if (!fgets(list, len, f))
-		e = -EIO;
-	fclose(f);
-	if (e)
-		return e;
-	list[strcspn(list, "\n")] = 0;
-	while (*p) {
-		char *end;
-		long lo = strtol(p, &end, 10), hi = lo;
-
-		if (end == p)
-			return -EINVAL;
-		if (*end == '-')
-			hi = strtol(end + 1, &end, 10);
-		if (cpu >= lo && cpu <= hi)
-			return 1;
-		p = end + (*end == ',');
-	}
-	return 0;
-}
-
-/* Options are what comes before "--"; COMMAND, what follows it. */
-void session_opts_init(struct session_opts *o, const char *tool, char **argv,
-		       int *argc)
-{
-	memset(o, 0, sizeof(*o));
-	o->tool = tool;
-	o->cpu = -1;
-	o->storage = DEFAULT_STORAGE;
-	o->unwind_mb = DEFAULT_UNWIND_MB;
-	o->file_mb = UNTRUSTED_BUDGET_DEFAULT >> 20;
-	for (int i = 1; i < *argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			o->command = &argv[i + 1];
-			*argc = i;
-			break;
-		}
-	}
-}
-
-int session_option(struct session_opts *o, int c, const char *arg)
-{
-	const char *t = o->tool;
-	long v;
-
-	switch (c) {
-	case 'p':
-		if (session_parse_long(arg, 1, INT_MAX, &v))
-			return session_die(t, "invalid PID '%s'; give a process id", arg) + 1;
-		o->pid = v;
-		return 0;
-	case 'c':
-		if (session_parse_long(arg, 0, INT_MAX, &v))
-			return session_die(t, "invalid CPU '%s'; give a CPU number", arg) + 1;
-		o->cpu = v;
-		return 0;
-	case 'D':
-		if (session_parse_long(arg, 1, INT_MAX, &v))
-			return session_die(t, "invalid duration '%s'; give a whole "
-					   "number of seconds", arg) + 1;
-		o->duration = v;
-		return 0;
-	case 'r': o->regexp = true; return 0;
-	case 'K': o->kernel_only = true; return 0;
-	case 'U': o->user_only = true; return 0;
-	case OPT_DEBUG: o->debug = true; return 0;
-	case OPT_NO_DEMANGLE: o->no_demangle = true; return 0;
-	case OPT_FEATURES: o->kernel_features = true; return 0;
-	case OPT_VERSION:
-		/* as -h does: nothing else on the line matters */
-		printf("%s (stackwalk) %s\n", t, STACKWALK_VERSION);
-		exit(0);
-	case OPT_WALKER:
-		if (walkers_parse(arg, &o->walker))
-			return session_die(t, "unknown walker '%s'; use auto, "
-					   "cfi, getstack, stackmap or fp", arg) + 1;
-		return 0;
-	case OPT_STORAGE:
-		if (session_parse_long(arg, 1, 1 << 24, &v))
-			return session_die(t, "invalid stack storage size '%s'; "
-					   "give a number of stacks", arg) + 1;
-		o->storage = v;
-		return 0;
-	case OPT_UNWIND_MEMORY:
-		if (session_parse_long(arg, 1, 1024, &v))
-			return session_die(t, "invalid --unwind-memory '%s'; give "
-					   "MiB for unwind tables, 1 to 1024", arg) + 1;
-		o->unwind_mb = v;
-		return 0;
-	case OPT_FILE_MEMORY:
-		if (session_parse_long(arg, 1, 4096, &v))
-			return session_die(t, "invalid --file-memory '%s'; give "
-					   "MiB for other users' files, 1 to "
-					   "4096", arg) + 1;
-		o->file_mb = v;
-		return 0;
-	case OPT_LEGACY:
-		if (kversion_parse(arg ? arg : "4.4", &o->legacy) ||
-		    !legacy_in_range(o->legacy))
-			return session_die(t, "--legacy=%s: give a release from 4.1 "
-					   "to 4.5, e.g. --legacy=4.4", arg) + 1;
-		return 0;
-	default:
-		return 1;
-	}
-}
-
-int session_unknown(const struct session_opts *o, int c, char **argv)
-{
-	if (c == ':')
-		return session_die(o->tool, "option '%s' needs an argument; see "
-				   "%s --help", argv[optind - 1], o->tool) + 1;
-	if (optopt)
-		return session_die(o->tool, "unknown option '-%c'; see %s --help",
-				   optopt, o->tool) + 1;
-	return session_die(o->tool, "unknown option '%s'; see %s --help",
-			   argv[optind - 1], o->tool) + 1;
-}
-
-int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
-{
-	const char *env = getenv("STACKWALK_LEGACY"), *t = o->tool;
-	char cpus[256];
-
-	if (env && *env && !o->legacy &&
-	    (kversion_parse(env, &o->legacy) || !legacy_in_range(o->legacy)))
-		return session_die(t, "STACKWALK_LEGACY=%s: give a release from "
-				   "4.1 to 4.5, e.g. STACKWALK_LEGACY=4.4", env) + 1;
-	env = getenv("STACKWALK_SMALL_KEYS");
-	if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
-		return session_die(t, "STACKWALK_SMALL_KEYS=%s: give 1 to count "
-				   "with hash keys of at most 512 bytes, as on "
-				   "4.18-5.10, or 0", env) + 1;
-	o->small_keys = env && !strcmp(env, "1");
-	env = getenv("STACKWALK_NO_FIND_VMA");
-	if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
-		return session_die(t, "STACKWALK_NO_FIND_VMA=%s: give 1 to walk "
-				   "as on 4.18-5.16, without bpf_find_vma, or 0",
-				   env) + 1;
-	o->no_find_vma = env && !strcmp(env, "1");
-	env = getenv("STACKWALK_WALK_STATE");
-	if (env && *env && strcmp(env, "cpu") && strcmp(env, "task"))
-		return session_die(t, "STACKWALK_WALK_STATE=%s: give cpu or task "
-				   "to keep each walk's state per CPU or per "
-				   "thread, whatever the kernel", env) + 1;
-	o->walk_state = !env || !*env ? 0 : !strcmp(env, "cpu") ? 1 : 2;
-	/* for the tests: a buffer small enough to fill at will */
-	env = getenv("STACKWALK_SIDEBAND_PAGES");
-	if (env && *env) {
-		long v;
-
-		if (session_parse_long(env, 1, 1 << 16, &v) || (v & (v - 1)))
-			return session_die(t, "STACKWALK_SIDEBAND_PAGES=%s: give a "
-					   "power of two pages, at most 65536", env) + 1;
-		o->sideband_pages = v;
-	}
-	if (o->kernel_features)
-		return 0;
-	if (ind >= argc)
-		return session_die(t, "no pattern given; e.g. %s "
-				   "t:sched:sched_switch (see %s --help)", t, t) + 1;
-	if (ind + 1 < argc)
-		return session_die(t, "unexpected argument '%s'; give one "
-				   "pattern, and a command after --", argv[ind + 1]) + 1;
-	o->pattern = argv[ind];
-	if (o->command && !o->command[0])
-		return session_die(t, "no command after --; e.g. %s PATTERN -- ls", t) + 1;
-	if (o->kernel_only && o->user_only)
-		return session_die(t, "-K and -U are mutually exclusive; %s",
-				   o->own_side ? "-d shows both" :
-				   "both stacks are the default") + 1;
-	if (o->command && o->pid)
-		return session_die(t, "-p and -- COMMAND both choose what to "
-				   "trace; give one") + 1;
-	if (o->legacy && o->walker != SW_WALKER_AUTO && o->walker != SW_WALKER_FP)
-		return session_die(t, "--walker %s: forced legacy mode runs the fp "
-				   "walker only; drop --walker",
-				   walkers_name(o->walker)) + 1;
-	if (o->legacy)
-		o->walker = SW_WALKER_FP;
-	/* a CPU that is not there would count nothing, silently */
-	if (o->cpu >= 0 && !cpu_online(o->cpu, cpus, sizeof(cpus)))
-		return session_die(t, "-c %d: this machine's online CPUs are %s; "
-				   "give one of them", o->cpu, cpus) + 1;
-	return 0;
-}
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -352,7 +118,7 @@ int session_end(struct session *s, int status)
 }
 
 /* Each file refused is said once, however many frames it would name. */
-static void warn_skip(void *ctx, const char *what, const char *why)
+void session_warn_skip(void *ctx, const char *what, const char *why)
 {
 	struct session *s = ctx;
 	char shown[1024], **v;
@@ -605,7 +371,7 @@ static int open_symbols(struct session *s)
 	if (!err)
 		symbolizer_set_budget(s->sym, (uint64_t)s->o.file_mb << 20);
 	if (!err)
-		symbolizer_on_skip(s->sym, warn_skip, s);
+		symbolizer_on_skip(s->sym, session_warn_skip, s);
 	return err;
 }
 
@@ -730,7 +496,7 @@ static bool same_why(const struct skipped *a, const struct skipped *b)
  * What a wildcard left out, on one line however many: the count, then
  * each name, grouped by why.  "Tracing N" then counts what is traced.
  */
-static void warn_skipped_targets(struct session *s)
+static void session_warn_skipped_targets(struct session *s)
 {
 	struct sw_targets *t = &s->targets;
 	const char *noun = s->pat.type == SW_PAT_TRACEPOINT ? "tracepoints" :
@@ -843,86 +609,6 @@ static void debug_attached(struct session *s)
 		ok - linked);
 }
 
-/* "" for none, else "N MiB" (rounded up) */
-static const char *inflate_mib(size_t bytes, char *buf, size_t len)
-{
-	if (!bytes)
-		return "";
-	snprintf(buf, len, "%zu MiB", (bytes + (1u << 20) - 1) >> 20);
-	return buf;
-}
-
-/*
- * --debug (what: "unwind tables", or "... at the end"), and a warning for
- * tables that did not fit: never silently.
- */
-static void report_unwind(struct session *s, bool debug, const char *what)
-{
-	struct unwind_stats st;
-	char mib[32], shown[1024];
-
-	unwind_stats(s->unwind, &st);
-	/* at the end, only what did not fit since */
-	if (!debug && s->unwind_said.cfi.no_room == st.cfi.no_room &&
-	    s->unwind_said.cfi.too_big == st.cfi.too_big &&
-	    s->unwind_said.procs_no_room == st.procs_no_room &&
-	    s->unwind_said.maps_no_room == st.maps_no_room)
-		return;
-	s->unwind_said = st;
-	if (debug)
-		fprintf(s->out, "%s: %zu binaries, %zu rows, %zu of %llu "
-			"bytes; %zu processes, %zu mappings; %.1f ms\n", what,
-			st.cfi.tables, st.cfi.rows, st.cfi.bytes,
-			(unsigned long long)s->wo.cfi_rows * sizeof(struct sw_cfi_row),
-			st.procs, st.maps, st.ms);
-	if (st.cfi.no_room)
-		fprintf(stderr, "%s: the unwind tables of %zu binaries (%zu rows%s%s) "
-			"did not fit in --unwind-memory %u MiB: their frames are "
-			"found by frame pointers; give more\n", s->o.tool,
-			st.cfi.no_room, st.cfi.no_room_rows,
-			st.cfi.no_room_inflate ? ", CFI that inflates to " : "",
-			inflate_mib(st.cfi.no_room_inflate, mib, sizeof(mib)),
-			s->o.unwind_mb);
-	if (st.cfi.too_big)
-		fprintf(stderr, "%s: the unwind tables of %zu binaries%s%s%s are "
-			"past what a walk can search (more than %u rows, or "
-			"code spanning more than 4 GiB): their frames are found "
-			"by frame pointers\n", s->o.tool, st.cfi.too_big,
-			st.cfi.too_big_name ? " (" : "",
-			st.cfi.too_big_name ? untrusted_escape(shown, sizeof(shown),
-							      st.cfi.too_big_name) : "",
-			st.cfi.too_big_name ? st.cfi.too_big > 1 ? ", ...)" : ")" : "",
-			SW_CFI_TABLE_MAX);
-	if (st.procs_no_room || st.maps_no_room)
-		fprintf(stderr, "%s: %zu processes and %zu mappings had no room in "
-			"the unwind maps: their frames are found by frame "
-			"pointers\n", s->o.tool, st.procs_no_room, st.maps_no_room);
-}
-
-/*
- * The cfi walker's tables for what is traced now: -p's process, or every
- * process (a -- COMMAND's come as its loader maps them, see session_go).
- */
-static int start_unwind(struct session *s)
-{
-	int rows, procs, files, e;
-
-	if (walker_cfi_fds(s->w, &rows, &procs, &files))
-		return 0;
-	e = unwind_new(&s->unwind, s->wo.cfi_rows, rows, procs, files);
-	if (e)
-		return die(s, "cannot build unwind tables: %s", strerror(-e));
-	unwind_on_skip(s->unwind, warn_skip, s);
-	if (s->o.pid)
-		e = unwind_add_proc(s->unwind, s->o.pid);
-	else if (!s->o.command)
-		e = unwind_add_all(s->unwind);
-	if (e)
-		return die(s, "cannot load unwind tables into the kernel: %s",
-			   strerror(-e));
-	return 0;
-}
-
 /* Past this many, uprobes attached one by one take minutes to detach. */
 #define SINGLE_UPROBES_MAX	256
 
@@ -1031,7 +717,7 @@ static int start_walker(struct session *s)
 	}
 	if (s->o.debug)
 		fprintf(s->out, "%s\n", walker_source(s->w));
-	e = start_unwind(s);
+	e = session_unwind_start(s);
 	if (e)
 		return e;
 	e = s->have_cmd ? walker_follow(s->w, s->cmd.pid) : 0;
@@ -1146,8 +832,8 @@ int session_start(struct session *s)
 	/* the drain thread has stopped: from now on mappings load tables */
 	s->unwind_live = s->unwind != NULL;
 	if (s->unwind && !s->o.command)
-		report_unwind(s, s->o.debug, "unwind tables");
-	warn_skipped_targets(s);
+		session_unwind_report(s, s->o.debug, "unwind tables");
+	session_warn_skipped_targets(s);
 	if (s->o.pid && needs_semaphores(&s->targets)) {
 		e = semaphores(&s->targets, s->o.pid, 1);
 		if (e)
@@ -1162,82 +848,13 @@ int session_start(struct session *s)
 	return stopped(s);
 }
 
-int session_unwind_rule(const struct session *s, __u32 tgid, __u64 addr,
-			bool exact, bool entry, char *buf, size_t len)
-{
-	const struct proc_map *m = s->procs ?
-				   procs_find(s->procs, tgid, addr - !exact) : NULL;
-	const struct sw_cfi_row *r = s->unwind ?
-				     unwind_row(s->unwind, tgid, addr, exact, m) : NULL;
-	struct sw_cfi_row none = { .kind = SW_CFI_NONE };
-	/* what the walker does at a first instruction no CFI covers */
-	struct sw_cfi_row at_entry = { .kind = SW_CFI_RSP, .cfa = 1 };
-	int n;
-
-	if ((!r || r->kind == SW_CFI_NONE) && entry) {
-		n = cfi_row_explain(&at_entry, buf, len);
-		return n + snprintf(buf + n, len > (size_t)n ? len - n : 0,
-				    " (no CFI here, but a function's first "
-				    "instruction needs none)");
-	}
-	return cfi_row_explain(r ? r : &none, buf, len);
-}
-
-/*
- * Once COMMAND's loader is over (cmd_follow, then cmd_wait, hold it
- * meanwhile): the tables its start needed, for --debug, or what did not fit.
- */
-static void unwind_loaded(struct session *s)
-{
-	if (!s->unwind || s->unwind_loaded || !s->cmd.loaded)
-		return;
-	s->unwind_loaded = true;
-	report_unwind(s, s->o.debug, "unwind tables");
-}
-
-static void loader_mapped(void *ctx, pid_t pid)
-{
-	struct session *s = ctx;
-
-	unwind_add_proc(s->unwind, pid);
-}
-
-static int preload(void *ctx, const char *path)
-{
-	struct session *s = ctx;
-
-	return unwind_add_file(s->unwind, path);
-}
-
-/*
- * 5.17+: the tables of what COMMAND starts with, and of the programs its
- * arguments name, in the kernel before its first instruction: its walk
- * finds them from each PC's VMA, so nothing holds it (no ptrace:
- * debuggers, strace and job control work inside).  A program it runs
- * that none names has its table once the kernel reports its mapping.
- */
-static int preload_command(struct session *s)
-{
-	int e;
-
-	if (!s->unwind || s->cmd.stop_at_exec)
-		return 0;
-	e = needed_closure(s->cmd.path, preload, s);
-	if (!e)
-		e = needed_args(s->o.command, preload, s);
-	if (e)
-		return die(s, "cannot build unwind tables: %s", strerror(-e));
-	report_unwind(s, s->o.debug, "unwind tables");
-	return 0;
-}
-
 int session_go(struct session *s)
 {
 	int e;
 
 	if (!s->have_cmd)
 		return 0;
-	e = preload_command(s);
+	e = session_unwind_preload(s);
 	if (e)
 		return e;
 	e = cmd_go(&s->cmd);
@@ -1248,13 +865,13 @@ int session_go(struct session *s)
 			    "own image's, not libraries', can be set at its "
 			    "start)", s->o.command[0], strerror(-e));
 		if (s->unwind) {
-			e = cmd_follow(&s->cmd, loader_mapped, s);
+			e = cmd_follow(&s->cmd, session_unwind_loader_mapped, s);
 			if (e)
 				fprintf(stderr, "%s: cannot follow the loader of %s: "
 					"%s; its libraries' frames may be found by "
 					"frame pointers\n", s->o.tool,
 					s->o.command[0], strerror(-e));
-			unwind_loaded(s);
+			session_unwind_loaded(s);
 		}
 		cmd_resume(&s->cmd);
 		e = 0;
@@ -1294,7 +911,7 @@ static bool handle_signals(struct session *s)
 			s->have_cmd = false;
 			end = true;
 		}
-		unwind_loaded(s);
+		session_unwind_loaded(s);
 	}
 	return end;
 }
@@ -1424,153 +1041,6 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 	}
 }
 
-#define LOST_WHAT(cause, key, what) [cause] = what,
-static const char *const lost_what[SW_LOST_NR] = { SW_LOST_CAUSES(LOST_WHAT) };
-#undef LOST_WHAT
-
-int session_losses(struct session *s, struct session_losses *l)
-{
-	int e;
-
-	memset(l, 0, sizeof(*l));
-	e = walker_lost(s->w, l->lost);
-	if (e)
-		return e;
-	l->partial = walker_partial(s->w);
-	l->cut = walker_cut(s->w);
-	l->trace_lost = walker_trace_lost(s->w);
-	if (s->sb) {
-		l->mappings = sideband_lost(s->sb);
-		/*
-		 * COMMAND ran (was let go: not when there was nowhere to
-		 * print), and of its image nothing came: that was lost too
-		 */
-		if (!l->mappings && s->o.command && s->cmd.pid > 0 &&
-		    s->cmd.go < 0 && !procs_image_seen(s->procs, s->cmd.pid))
-			l->mappings = 1;
-	}
-	return 0;
-}
-
-size_t session_loss_line(const struct session *s, const struct session_losses *l,
-			 char *line, size_t len)
-{
-	const __u64 *lost = l->lost;
-	__u64 total = 0;
-	size_t n;
-
-	line[0] = 0;
-	for (int i = 0; i < SW_LOST_NR; i++)
-		if (lost_what[i])
-			total += lost[i];
-	if (!total)
-		return 0;
-	n = snprintf(line, len, "%llu %s lost:", (unsigned long long)total,
-		     s->o.sink == SINK_COUNT ? "stacks" : "events");
-	for (int i = 0; i < SW_LOST_NR && n < len; i++)
-		if (lost[i] && lost_what[i])
-			n += snprintf(line + n, len - n, "%s %llu %s",
-				      line[n - 1] != ':' ? "," : "",
-				      (unsigned long long)lost[i], lost_what[i]);
-	/* --stack-storage-size sizes only the counts and stack maps */
-	if (lost[SW_LOST_COUNTS_FULL] || lost[SW_LOST_KCOLLISION] ||
-	    lost[SW_LOST_UCOLLISION] || lost[SW_LOST_STACKMAP_FULL] ||
-	    lost[SW_LOST_CHUNKS_FULL])
-		n += snprintf(line + n, n < len ? len - n : 0,
-			      "; raise --stack-storage-size (now %u)",
-			      s->o.storage);
-	if (lost[SW_LOST_OUTPUT] && n < len)
-		n += snprintf(line + n, len - n, "; raise --perf-buffer-pages");
-	if (lost[SW_LOST_FOLLOW_FULL] && n < len)
-		n += snprintf(line + n, len - n,
-			      "; the follow map holds %u threads at once, "
-			      "whatever the options: give -p PID to trace "
-			      "one process instead", SW_FOLLOW_MAX);
-	if (lost[SW_LOST_TAILCALL] && n < len)
-		n += snprintf(line + n, len - n,
-			      "; the %s walker could not reach its next "
-			      "program, which no option changes: try another "
-			      "--walker", walkers_name(s->wo.kind));
-	return n < len ? n : len - 1;
-}
-
-/* Names not read for want of --file-memory: never silently. */
-static void report_cut(struct session *s)
-{
-	struct symbolizer_cut c;
-	char files[64] = "", maps[64] = "";
-
-	symbolizer_cut(s->sym, &c);
-	if (!c.files && !c.perfmaps)
-		return;
-	if (c.files)
-		snprintf(files, sizeof(files), "%zu file%s%s", c.files,
-			 c.files == 1 ? "" : "s", c.perfmaps ? " and " : "");
-	if (c.perfmaps)
-		snprintf(maps, sizeof(maps), "%zu perf map%s", c.perfmaps,
-			 c.perfmaps == 1 ? "" : "s");
-	fprintf(stderr, "%s: %s%s that users other than root can write did not "
-		"fit in --file-memory %u MiB, which left %llu frame%s [unknown]; "
-		"give more\n", s->o.tool, files, maps, s->o.file_mb,
-		(unsigned long long)c.frames, c.frames == 1 ? "" : "s");
-}
-
-/* The causes SW_LOST_CAUSES says on lines of their own: the count's format. */
-static const char *const own_line[SW_LOST_NR] = {
-	[SW_LOST_IA32] = "%llu events of 32-bit tasks not walked: the fp walker "
-		"reads 64-bit frames; use --walker getstack or stackmap for them\n",
-	[SW_LOST_NO_TABLE] = "the user frames of %llu events were found by frame "
-		"pointers where unwind tables were not loaded yet (a process, "
-		"or a library, that came after its maps were read), so callers "
-		"of code without frame pointers may be missing or wrong\n",
-	[SW_LOST_VMA_BUSY] = "%llu events had user frames found by frame "
-		"pointers: their process's memory map was being changed when "
-		"the walk looked their binaries up\n",
-	[SW_LOST_CUT] = "%llu user stacks end early: the walk met CFI it cannot "
-		"follow (a CFA from a register other than %%rsp and %%rbp, or an "
-		"expression) or a CFA not above the frame's own, and left the "
-		"callers beyond out rather than guess them\n",
-};
-
-/* Nothing lost silently: every loss the kernel side counted, said once. */
-static void report_losses(struct session *s)
-{
-	struct session_losses l;
-	char line[1024];
-
-	if (session_losses(s, &l))
-		return;
-	for (int i = 0; i < SW_LOST_NR; i++)
-		if (l.lost[i] && own_line[i])
-			fprintf(stderr, own_line[i], (unsigned long long)l.lost[i]);
-	if (session_loss_line(s, &l, line, sizeof(line)))
-		fprintf(stderr, "%s\n", line);
-	if (l.cut)
-		fprintf(stderr, "%llu events had stacks deeper than the %s walker "
-			"holds: shown cut, ending in " OUTPUT_TRUNCATED "\n",
-			(unsigned long long)l.cut, walkers_name(s->wo.kind));
-	if (l.partial)
-		fprintf(stderr, "%llu stacks shown without some of their frames: "
-			"chunks of them were missing from the chunk map\n",
-			(unsigned long long)l.partial);
-	if (l.trace_lost)
-		fprintf(stderr, "the trace buffer overwrote %llu lines before they "
-			"were read: events may be missing; raise "
-			"%s/buffer_size_kb\n",
-			(unsigned long long)l.trace_lost, s->f.tracefs);
-	if (l.mappings)
-		fprintf(stderr, "%llu process mapping records lost: some "
-			"user frames may show as [unknown]\n",
-			(unsigned long long)l.mappings);
-	/* tables of libraries and processes that came after the start */
-	if (s->unwind) {
-		unwind_flush(s->unwind, true);
-		report_unwind(s, s->o.debug, "unwind tables at the end");
-	}
-	if (s->sym)
-		report_cut(s);
-}
-
 /*
  * COMMAND has been sent SIGTERM: its wait status once it ends.  One that
  * ignores SIGTERM is killed after CMD_GRACE_MS, or at once on another
@@ -1609,7 +1079,7 @@ static int end_cmd(struct session *s)
 
 int session_stop(struct session *s)
 {
-	report_losses(s);
+	session_report_losses(s);
 	/* the counts are read: let the kernel detach without us waiting */
 	walker_detach_async(s->w);
 	if (s->sema_pid)
