@@ -119,6 +119,17 @@ start_stop() {	# NAME CMD...: wall minus one second, and peak RSS
 	runs[$name.rss]="${runs[$name.rss]:-} $(awk '{ print $2 }' <<< "$out")"
 }
 
+# -- COMMAND must run as fast as untraced: 300 execs of /bin/true timed
+# inside the command (ms), so that the tool's own start is not counted.
+EXECS_CMD="sh -c 's=\$(date +%s%N); i=0; while [ \$i -lt 300 ]; do /bin/true; i=\$((i + 1)); done; echo \$(( (\$(date +%s%N) - s) / 1000000 )) > $TMP/execs'"
+execs() {	# NAME [ENV=VALUE] [TRACER...]: one run's ms
+	local name=$1
+	shift
+	rm -f "$TMP/execs"
+	env "$@" sh -c "$EXECS_CMD" > /dev/null 2>&1 < /dev/null
+	runs[$name]="${runs[$name]:-} $(cat "$TMP/execs" 2> /dev/null || echo nan)"
+}
+
 # A python3.11 that ran CODE (something that maps libstdc++), then calls
 # getppid every 10 ms: the -p process whose unwind tables the cfi walker
 # builds at start, with stacks to read and name at the end.
@@ -270,6 +281,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			"tracepoint:$TP /pid == cpid/ { @[ustack] = count(); }"
 	fi
 
+	execs execs.base
+	execs execs.auto "$SC" -U "t:$TP" --
+	[ "$AUTO" = cfi ] && execs execs.ptrace STACKWALK_NO_FIND_VMA=1 "$SC" -U "t:$TP" --
 	start_stop stackcount "$SC" -D 1 "t:$TP"
 	# auto's choice may be cfi: tables for every process at start
 	[ "$AUTO" = getstack ] || start_stop getstack "$SC" --walker getstack -D 1 "t:$TP"
@@ -374,6 +388,11 @@ for p in $PYPROCS; do
 done
 [ "${BENCH_LIBC:-0}" = 1 ] && printf '  %-30s %s\n' "stackcount -U 'c:*' -- true" \
 	"$wild_ms ms, one run: ${wild_n:-no} functions traced, status $wild_rc, $(grep -c . "$TMP/wild.err") warning lines"
+echo
+echo "300 execs of /bin/true in sh, ms inside the command: untraced, under -- COMMAND"
+printf '  %-30s %s\n' "untraced" "$(stat execs.base)"
+printf '  %-30s %s\n' "stackcount -U -- (auto: $AUTO)" "$(stat execs.auto)"
+[ "$AUTO" = cfi ] && printf '  %-30s %s\n' "  STACKWALK_NO_FIND_VMA=1" "$(stat execs.ptrace)"
 echo
 PROCS=${PROCS:-50000}
 many_processes "$PROCS"
