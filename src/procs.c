@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/fs.h>
+#include "untrusted.h"
 
 struct proc {
 	uint32_t pid;
@@ -73,6 +77,25 @@ void procs_map_file(uint32_t pid, const struct proc_map *m, char *buf,
 {
 	snprintf(buf, len, "/proc/%u/map_files/%llx-%llx", pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
+}
+
+int procs_file_igen(const char *path, uint64_t ino, uint32_t *igen)
+{
+	struct untrusted_skip sk = {};
+	struct stat st;
+	int fd, v = 0, err = 0;
+
+	/* a map_files link is followed to the mapped file, checked regular */
+	fd = untrusted_open(path, 0, &st, &sk);
+	if (fd < 0)
+		return fd;
+	if (ino && st.st_ino != ino)
+		err = -ESTALE;
+	else if (ioctl(fd, FS_IOC_GETVERSION, &v))
+		err = -errno;
+	close(fd);
+	*igen = (uint32_t)v;
+	return err;
 }
 
 bool procs_map_deleted(const struct proc_map *m)

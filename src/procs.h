@@ -26,6 +26,13 @@ struct proc_map {
 	uint64_t ino;		/* 0 when unknown */
 	const char *path;	/* as the kernel printed it; owned by procs */
 	uint32_t gen;
+	/*
+	 * The inode's generation (the kernel's mmap record has it): a file
+	 * created later under a freed inode's number has another, so a cache
+	 * by inode must not take one for the other.  igen_known: given.
+	 */
+	uint32_t igen;
+	bool igen_known;
 	bool exec;
 };
 
@@ -45,6 +52,11 @@ uint32_t procs_tgid_of(uint32_t tid);
  */
 void procs_map_file(uint32_t pid, const struct proc_map *m, char *buf,
 		    size_t len);
+/*
+ * The generation of the inode at path, which must be number ino: 0, or
+ * -errno (-ENOTTY where the file system keeps none, -ESTALE another inode).
+ */
+int procs_file_igen(const char *path, uint64_t ino, uint32_t *igen);
 /* Whether m's path is one the kernel marked as deleted since the mmap. */
 bool procs_map_deleted(const struct proc_map *m);
 

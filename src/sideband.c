@@ -417,6 +417,8 @@ static int apply(struct sideband *sb, const struct perf_event_header *h)
 			m.maj = m2->maj;
 			m.min = m2->min;
 			m.ino = m2->ino;
+			m.igen = (uint32_t)m2->ino_generation;
+			m.igen_known = true;
 		}
 		m.path = s;
 		return mapped(sb, m2->pid, &m);

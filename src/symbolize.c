@@ -20,6 +20,9 @@ struct file_slot {
 	bool used;
 	uint32_t maj, min;
 	uint64_t ino;		/* 0: keyed by path */
+	/* the inode's generation: a later file under the same number differs */
+	uint32_t igen;
+	bool igen_known;
 	const char *path;	/* interned by procs */
 	/* NULL when it could not be opened: not tried again */
 	struct elf_file *ef;
@@ -41,7 +44,8 @@ static bool same_file(const void *slot, const void *key)
 
 	if (m->ino)
 		return f->ino == m->ino && f->maj == m->maj &&
-		       f->min == m->min;
+		       f->min == m->min && (!f->igen_known || !m->igen_known ||
+					    f->igen == m->igen);
 	return !f->ino && !strcmp(f->path, m->path);
 }
 
@@ -243,15 +247,27 @@ static struct file_slot *file_slot(struct symbolizer *s,
  * inode tells.  The device is not compared: btrfs subvolumes and overlayfs
  * report different ones to stat() and to /proc/PID/maps.
  */
-static struct elf_file *open_checked(const char *path, uint64_t ino,
+/*
+ * path's ELF if it is f's file: its inode, and the inode's generation
+ * where known (a number freed and given to a new file is not the file).
+ */
+static struct elf_file *open_checked(const char *path, struct file_slot *f,
 				     struct untrusted_skip *sk, bool *cut)
 {
 	struct elf_file *ef;
 	struct stat st;
+	uint32_t igen;
 	int err;
 
-	if (ino && (stat(path, &st) || st.st_ino != ino))
+	if (f->ino && (stat(path, &st) || st.st_ino != f->ino))
 		return NULL;
+	err = f->ino ? procs_file_igen(path, f->ino, &igen) : -ENOENT;
+	if (f->igen_known && !err && igen != f->igen)
+		return NULL;
+	if (!f->igen_known && !err) {
+		f->igen = igen;
+		f->igen_known = true;
+	}
 	err = elf_file_open(&ef, path, sk);
 	*cut |= err == -EDQUOT || (!err && elf_file_cut(ef));
 	return err ? NULL : ef;
@@ -266,7 +282,7 @@ static void open_slot(struct symbolizer *s, struct file_slot *f,
 	f->ef = NULL;
 	for (int i = 0; i < n && !f->ef; i++) {
 		f->cut = false;
-		f->ef = open_checked(paths[i], f->ino, &sk, &f->cut);
+		f->ef = open_checked(paths[i], f, &sk, &f->cut);
 	}
 	s->files_cut += f->cut;
 	skipped(s, &sk);
@@ -310,6 +326,8 @@ static int get_file(struct symbolizer *s, uint32_t tgid,
 		f->maj = m->maj;
 		f->min = m->min;
 		f->ino = m->ino;
+		f->igen = m->igen;
+		f->igen_known = m->igen_known;
 		f->path = m->path;
 		open_file(s, tgid, m, f);
 		s->files.nr++;

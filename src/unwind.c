@@ -10,12 +10,10 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <linux/fs.h>
 #include <bpf/bpf.h>
 #include "cfi.h"
 #include "procs.h"
-#include "untrusted.h"
 #include "unwind.h"
 #include "vec.h"
 
@@ -68,27 +66,16 @@ struct unwind {
  */
 static bool file_gen(uint32_t pid, const struct proc_map *m, __u32 *gen)
 {
-	struct untrusted_skip sk = {};
-	struct stat st;
 	char path[96];
-	int fd, v = 0;
-	bool ok;
 
+	if (m->igen_known) {
+		*gen = m->igen;
+		return true;
+	}
 	/* pid 0: a file no process maps yet (unwind_add_file) */
 	if (pid)
 		procs_map_file(pid, m, path, sizeof(path));
-	/*
-	 * The map_files entry is a link the kernel makes to the mapped file
-	 * itself: followed, then checked to be a regular file, m's inode
-	 */
-	fd = untrusted_open(pid ? path : m->path, pid ? 0 : UNTRUSTED_NOFOLLOW,
-			    &st, &sk);
-	if (fd < 0)
-		return false;
-	ok = (!m->ino || st.st_ino == m->ino) && !ioctl(fd, FS_IOC_GETVERSION, &v);
-	close(fd);
-	*gen = (__u32)v;
-	return ok;
+	return !procs_file_igen(pid ? path : m->path, m->ino, gen);
 }
 
 static void on_file(void *ctx, uint32_t pid, const struct proc_map *m,
