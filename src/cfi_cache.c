@@ -18,7 +18,6 @@
 #include <sys/sysmacros.h>
 
 /* the vDSO is a page or two of code: more than this is not one */
-#define VDSO_MAX	(1u << 20)
 /*
  * No user's binaries push out another's: a user other than root (the
  * owner of a file, or of a process for its vDSO) may hold at most a
@@ -398,31 +397,6 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 	return i;
 }
 
-/* len bytes at start in pid's memory, in a new buffer: 0 or -errno. */
-static int read_mem(uint32_t pid, uint64_t start, size_t len, uint8_t **out)
-{
-	char path[64];
-	uint8_t *mem;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	mem = malloc(len);
-	n = mem ? pread(fd, mem, len, (off_t)start) : -1;
-	close(fd);
-	if (!mem)
-		return -ENOMEM;
-	if (n != (ssize_t)len) {
-		free(mem);
-		return -EIO;
-	}
-	*out = mem;
-	return 0;
-}
-
 /* The process's real user, which the vDSO it rewrote is charged to. */
 static int uid_of(uint32_t pid, uint32_t *uid)
 {
@@ -445,23 +419,8 @@ static int uid_of(uint32_t pid, uint32_t *uid)
 static bool kernel_vdso(struct cfi_cache *c, const uint8_t *mem, size_t len)
 {
 	if (!c->own_vdso_read) {
-		char *line = NULL;
-		size_t n = 0;
-		struct proc_map m;
-		FILE *f = fopen("/proc/self/maps", "re");
-
 		c->own_vdso_read = true;
-		while (f && !c->own_vdso && getline(&line, &n, f) > 0)
-			if (procs_parse_maps_line(line, &m) &&
-			    !strcmp(m.path, "[vdso]") && m.end - m.start <= VDSO_MAX &&
-			    (c->own_vdso = malloc(m.end - m.start))) {
-				c->own_vdso_len = m.end - m.start;
-				memcpy(c->own_vdso, (const void *)m.start,
-				       c->own_vdso_len);
-			}
-		free(line);
-		if (f)
-			fclose(f);
+		procs_own_vdso(&c->own_vdso, &c->own_vdso_len);
 	}
 	return c->own_vdso && len == c->own_vdso_len &&
 	       !memcmp(mem, c->own_vdso, len);
@@ -484,9 +443,9 @@ static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 	int i, err;
 	size_t need;
 
-	if (!len || len > VDSO_MAX)
+	if (!len || len > PROCS_VDSO_MAX)
 		return -EFBIG;
-	err = read_mem(pid, m->start, len, &mem);
+	err = procs_read_mem(pid, m->start, len, &mem);
 	if (err)
 		return err;
 	/* not by_id: a file's build-id may be any bytes, a digest too */

@@ -4,6 +4,7 @@
 #include "vec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,56 @@ int procs_file_igen(const char *path, uint64_t ino, uint32_t *igen)
 		err = -errno;
 	close(fd);
 	*igen = (uint32_t)v;
+	return err;
+}
+
+int procs_read_mem(uint32_t pid, uint64_t start, size_t len, uint8_t **out)
+{
+	char path[64];
+	uint8_t *mem;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	mem = malloc(len);
+	n = mem ? pread(fd, mem, len, (off_t)start) : -1;
+	close(fd);
+	if (!mem)
+		return -ENOMEM;
+	if (n != (ssize_t)len) {
+		free(mem);
+		return -EIO;
+	}
+	*out = mem;
+	return 0;
+}
+
+int procs_own_vdso(uint8_t **out, size_t *len)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char *line = NULL;
+	struct proc_map m;
+	size_t n = 0;
+	int err = -ENOENT;
+
+	*out = NULL;
+	while (f && err == -ENOENT && getline(&line, &n, f) > 0) {
+		if (!procs_parse_maps_line(line, &m) || strcmp(m.path, "[vdso]") ||
+		    m.end - m.start > PROCS_VDSO_MAX)
+			continue;
+		*out = malloc(m.end - m.start);
+		err = *out ? 0 : -ENOMEM;
+		if (*out) {
+			*len = m.end - m.start;
+			memcpy(*out, (const void *)m.start, *len);
+		}
+	}
+	free(line);
+	if (f)
+		fclose(f);
 	return err;
 }
 

@@ -57,6 +57,12 @@ void procs_map_file(uint32_t pid, const struct proc_map *m, char *buf,
  * -errno (-ENOTTY where the file system keeps none, -ESTALE another inode).
  */
 int procs_file_igen(const char *path, uint64_t ino, uint32_t *igen);
+/* len bytes at start in pid's memory, in a new buffer: 0 or -errno. */
+int procs_read_mem(uint32_t pid, uint64_t start, size_t len, uint8_t **out);
+/* A vDSO larger than this is not read: the kernel's are a few pages. */
+#define PROCS_VDSO_MAX	(1u << 20)
+/* This process's vDSO, the kernel's own, in a new buffer: 0 or -errno. */
+int procs_own_vdso(uint8_t **out, size_t *len);
 /* Whether m's path is one the kernel marked as deleted since the mmap. */
 bool procs_map_deleted(const struct proc_map *m);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "symbolize.h"
+#include "vec.h"
 #include "demangle.h"
 #include "perfmap.h"
 #include "elf_file.h"
@@ -84,6 +85,14 @@ struct symbolizer {
 	struct untrusted_budget budget;
 	size_t files_cut;
 	uint64_t frames_cut;	/* named [unknown] for want of budget */
+	/* the kernel's vDSO, as this process has it, and its symbols */
+	uint8_t *vdso;
+	size_t vdso_len;
+	struct elf_file *vdso_ef;
+	bool vdso_read;
+	/* processes whose vDSO was the kernel's when it was mapped, sorted */
+	uint32_t *vdso_ok;
+	size_t nr_vdso_ok, cap_vdso_ok;
 };
 
 int symbolizer_new(struct symbolizer **out, struct procs *procs)
@@ -142,6 +151,9 @@ void symbolizer_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->files.cap; i++)
 		elf_file_free(files[i].ef);
 	free(files);
+	free(s->vdso);
+	free(s->vdso_ok);
+	elf_file_free(s->vdso_ef);
 	ksyms_free(s->ksyms);
 	demangler_free(s->dm);
 	perfmaps_free(s->jit);
@@ -367,6 +379,100 @@ int symbolizer_add_file(struct symbolizer *s, const char *path)
 	return 0;
 }
 
+/* Where tgid is, or would go, in the sorted vdso_ok. */
+static size_t vdso_ok_at(const struct symbolizer *s, uint32_t tgid)
+{
+	size_t lo = 0, hi = s->nr_vdso_ok;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->vdso_ok[mid] < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether tgid's vDSO, now, is the kernel's: its bytes are ours. */
+static bool vdso_kernels(struct symbolizer *s, uint32_t tgid,
+			 const struct proc_map *m)
+{
+	uint8_t *mem, *copy;
+	bool same;
+
+	if (!s->vdso_read) {
+		s->vdso_read = true;
+		if (!procs_own_vdso(&s->vdso, &s->vdso_len) &&
+		    (copy = malloc(s->vdso_len)) != NULL) {
+			memcpy(copy, s->vdso, s->vdso_len);
+			/* the copy is the elf_file's, even on error */
+			if (elf_file_from_memory(&s->vdso_ef, copy, s->vdso_len))
+				s->vdso_ef = NULL;
+		}
+	}
+	if (!s->vdso_ef || m->end - m->start != s->vdso_len ||
+	    procs_read_mem(tgid, m->start, s->vdso_len, &mem))
+		return false;
+	same = !memcmp(mem, s->vdso, s->vdso_len);
+	free(mem);
+	return same;
+}
+
+/*
+ * The vDSO has no file, but a process's is the kernel's own, as this
+ * process has it, unless the process rewrote it: compared while it lives,
+ * else as it was when mapped (symbolizer_prefetch); named from ours only
+ * if equal.
+ */
+static struct elf_file *vdso_elf(struct symbolizer *s, uint32_t tgid,
+				 const struct proc_map *m)
+{
+	size_t i;
+
+	if (procs_alive(s->procs, tgid))
+		return vdso_kernels(s, tgid, m) ? s->vdso_ef : NULL;
+	i = vdso_ok_at(s, tgid);
+	return i < s->nr_vdso_ok && s->vdso_ok[i] == tgid ? s->vdso_ef : NULL;
+}
+
+/*
+ * The vDSO's __vdso_clock_gettime is also clock_gettime, at one address:
+ * the name the program called, as gdb gives it.
+ */
+static const struct elf_sym *vdso_alias(const struct elf_file *ef,
+					const struct elf_sym *sym)
+{
+	const struct elf_sym *plain;
+
+	if (strncmp(sym->name, "__vdso_", 7))
+		return sym;
+	plain = elf_file_sym_by_name(ef, sym->name + 7);
+	return plain && plain->addr == sym->addr ? plain : sym;
+}
+
+/* A process mapped its vDSO (at exec): whether it is the kernel's, kept. */
+static void vdso_mapped(struct symbolizer *s, uint32_t tgid,
+			const struct proc_map *m)
+{
+	size_t i = vdso_ok_at(s, tgid);
+	bool have = i < s->nr_vdso_ok && s->vdso_ok[i] == tgid;
+
+	if (!vdso_kernels(s, tgid, m)) {
+		if (have)
+			memmove(&s->vdso_ok[i], &s->vdso_ok[i + 1],
+				(--s->nr_vdso_ok - i) * sizeof(*s->vdso_ok));
+		return;
+	}
+	if (have || VEC_GROW(s->vdso_ok, s->nr_vdso_ok, s->cap_vdso_ok, 64))
+		return;
+	memmove(&s->vdso_ok[i + 1], &s->vdso_ok[i],
+		(s->nr_vdso_ok - i) * sizeof(*s->vdso_ok));
+	s->vdso_ok[i] = tgid;
+	s->nr_vdso_ok++;
+}
+
 static bool is_file(const char *path);
 
 /*
@@ -381,6 +487,10 @@ void symbolizer_prefetch(struct symbolizer *s, uint32_t tgid,
 	struct file_slot *f;
 	struct stat st;
 
+	if (m && !strcmp(m->path, "[vdso]")) {
+		vdso_mapped(s, tgid, m);
+		return;
+	}
 	if (!m || !is_file(m->path) ||
 	    (!stat(m->path, &st) && (!m->ino || st.st_ino == m->ino)))
 		return;
@@ -430,22 +540,27 @@ int symbolizer_user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 	r->map_start = m->start;
 	r->map_end = m->end;
 	r->map_pgoff = m->pgoff;
-	if (!is_file(m->path))
+	if (!strcmp(m->path, "[vdso]")) {
+		f = NULL;
+		ef = vdso_elf(s, tgid, m);
+	} else if (is_file(m->path)) {
+		err = get_file(s, tgid, m, &f);
+		if (err)
+			return err;
+		ef = f->ef;
+	} else {
 		return jit_name(s, tgid, addr, look, true, r);
-
-	err = get_file(s, tgid, m, &f);
-	if (err)
-		return err;
-	ef = f->ef;
+	}
 	if (ef)
 		r->build_id_size = elf_file_build_id(ef, &r->build_id);
 	if (!ef || elf_file_offset_to_vaddr(ef, look - m->start + m->pgoff,
-					     &vaddr))
-		return unnamed(s, f, tgid, addr, look, r);
+					     &vaddr) ||
+	    !(sym = elf_file_sym_at(ef, vaddr)))
+		return f ? unnamed(s, f, tgid, addr, look, r) :
+			   jit_name(s, tgid, addr, look, true, r);
 	r->module_offset = vaddr + (addr - look);
-	sym = elf_file_sym_at(ef, vaddr);
-	if (!sym)
-		return unnamed(s, f, tgid, addr, look, r);
+	if (ef == s->vdso_ef)
+		sym = vdso_alias(ef, sym);
 	r->name = demangler_name(s->dm, sym->name);
 	r->offset = r->module_offset - sym->addr;
 	return 0;

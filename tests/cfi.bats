@@ -547,3 +547,21 @@ f()'
 	need_cfi
 	same_as_gdb syscall:clock_gettime t:syscalls:sys_enter_clock_gettime -- "$W/vdsopaths"
 }
+
+# The vDSO has no file: its frames are named from the kernel's vDSO as
+# this process has it, once the traced process's bytes were seen equal
+# (while it lives, or when it was mapped at exec), and by the name gdb
+# gives (clock_gettime, not its alias __vdso_clock_gettime).
+@test "cfi: a frame inside the vDSO named as gdb names it" {
+	need_cfi
+	diff -u - <("$GDB_BT" --names syscall:clock_gettime -- "$W/vdsopaths" 2>/dev/null |
+		awk '{ sub(/^[0-9a-f]+:/, "", $1); sub(/^[0-9a-f]+:/, "", $2); print $1, $2 }' | sort | uniq -c) <<'EOF2'
+      5 clock_gettime clock_gettime
+EOF2
+	run --separate-stderr "$SC" -f -U t:syscalls:sys_enter_clock_gettime -- "$W/vdsopaths"
+	[ "$status" -eq 0 ]
+	diff -u - <(echo "$output" | LC_ALL=C sort) <<'EOF2'
+vdsopaths;_start;__libc_start_main;[unknown];main;via_a;clock_gettime;clock_gettime 2
+vdsopaths;_start;__libc_start_main;[unknown];main;via_b;clock_gettime;clock_gettime 3
+EOF2
+}
