@@ -156,3 +156,24 @@ EOF2
 Detaching...
 EOF2
 }
+
+# A program run from a sealed memfd (as container runtimes run theirs) is
+# mapped from "/memfd:NAME (deleted)", a file no path reaches: named and
+# walked through /proc/PID/map_files, the same stack as from its file.
+@test "a program run from a sealed memfd: every frame named, as from its file" {
+	cat > "$D/memfd.py" <<'PY'
+import fcntl, os, sys
+fd = os.memfd_create("sealed", os.MFD_ALLOW_SEALING)
+with open(sys.argv[1], "rb") as f:
+    os.write(fd, f.read())
+fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK |
+            fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+os.dup2(fd, 9)
+os.execv("/proc/self/fd/9", [sys.argv[1]] + sys.argv[2:])
+PY
+	run --separate-stderr "$SC" -f -U t:syscalls:sys_enter_getppid -- \
+		/usr/bin/python3.11 "$D/memfd.py" "$W/paths" 3
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	# the kernel names a process exec'd from /proc/self/fd/9 "9"
+	[ "$output" = "9;_start;__libc_start_main;[unknown];main;syscalls;getppid 3" ]
+}
