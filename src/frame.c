@@ -102,7 +102,7 @@ int frame_list_get(struct symbolizer *sym, const struct sw_stack *st,
 	if (kcut && !err)
 		err = truncated(true, &v[n++]);
 	for (size_t i = 0; i < nu && !err; i++)
-		err = frame_get(sym, false, st->tgid, st->uip[i], i > 0, &v[n++]);
+		err = frame_get(sym, false, st->tgid, st->uip[i], output_user_return(st, i), &v[n++]);
 	if (ucut && !err)
 		err = truncated(false, &v[n++]);
 	if (err) {

@@ -52,6 +52,17 @@ const char *output_how_name(unsigned int how)
 	return how < sizeof(names) / sizeof(names[0]) ? names[how] : "?";
 }
 
+/*
+ * Whether user frame i is a return address, named at addr - 1 (inside the
+ * call): not the first, nor one a signal frame saved, which is the
+ * interrupted instruction itself (a fault on a function's first byte is
+ * in that function, not the one before).
+ */
+bool output_user_return(const struct sw_stack *st, size_t i)
+{
+	return i > 0 && !(st->has_how && sw_how_get(st->uhow, i) == SW_HOW_SIGNAL);
+}
+
 char *output_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 		    __u64 addr, bool is_return, bool offset, bool verbose)
 {
@@ -188,7 +199,7 @@ static int render(struct buf *b, const struct sw_stack *st,
 		}
 		for (size_t i = st->nu; fmt->user && i-- > 0; sep = ";")
 			err |= put_folded(b, sep, output_frame_name(sym, false,
-				   st->tgid, st->uip[i], i > 0, false, false));
+				   st->tgid, st->uip[i], output_user_return(st, i), false, false));
 		if (fmt->delimiter) {
 			err |= put(b, "%s-", sep);
 			sep = ";";
@@ -222,7 +233,7 @@ static int render(struct buf *b, const struct sw_stack *st,
 		if (fmt->verbose && st->has_how)
 			err |= put(b, "%-6s ", output_how_name(sw_how_get(st->uhow, i)));
 		err |= put_frame(b, "", output_frame_name(sym, false, st->tgid,
-			   st->uip[i], i > 0, fmt->offset, fmt->verbose), "\n");
+			   st->uip[i], output_user_return(st, i), fmt->offset, fmt->verbose), "\n");
 	}
 	if (fmt->user && walker_stack_cut(st->ustop))
 		err |= put(b, "  %s" OUTPUT_TRUNCATED "\n", fmt->verbose ? "                 " : "");

@@ -37,6 +37,9 @@ struct sw_format {
  */
 char *output_frame_name(struct symbolizer *sym, bool kernel, __u32 tgid,
 		    __u64 addr, bool is_return, bool offset, bool verbose);
+struct sw_stack;
+/* Whether user frame i of st is named as a return address (at addr - 1). */
+bool output_user_return(const struct sw_stack *st, size_t i);
 /*
  * How the cfi walker found a user frame (SW_HOW_*), as -v prints it:
  * "regs" (where the event fired), "cfi" (the unwind table's rule), "fp"

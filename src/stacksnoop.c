@@ -191,8 +191,8 @@ static void explain_rule(struct tool *t, const struct sw_event *ev,
 static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
 		   bool kernel, const __u64 *ip, size_t n, int *r)
 {
-	const __u64 *how = !kernel && (t->verbose || t->s.explain_cfi) &&
-			   ev->stack.has_how ? ev->stack.uhow : NULL;
+	const __u64 *found = !kernel && ev->stack.has_how ? ev->stack.uhow : NULL;
+	const __u64 *how = t->verbose || t->s.explain_cfi ? found : NULL;
 	char *name, *msg;
 	int e;
 
@@ -200,8 +200,10 @@ static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
 		const char *how_s = how ? output_how_name(sw_how_get(how, i)) : "";
 		const char *sep = how ? " " : "";
 
+		/* a signal frame's PC is the interrupted instruction's own */
 		name = output_frame_name(t->s.sym, kernel, ev->stack.tgid, ip[i],
-				     *r >= 0, t->offset, false);
+				     *r >= 0 && !(found && sw_how_get(found, i) ==
+						  SW_HOW_SIGNAL), t->offset, false);
 		if (!name)
 			e = -1;
 		else if (*r < 0)

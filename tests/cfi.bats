@@ -565,3 +565,20 @@ vdsopaths;_start;__libc_start_main;[unknown];main;via_a;clock_gettime;clock_gett
 vdsopaths;_start;__libc_start_main;[unknown];main;via_b;clock_gettime;clock_gettime 3
 EOF2
 }
+
+# Past a signal frame the PC is the interrupted instruction, not a return
+# address: a fault on first_fault's first byte is named first_fault, not
+# before_fault, whose last byte precedes it (tests/workloads/sigpaths.c),
+# in folded, JSON and stacksnoop's output alike.
+@test "cfi: a fault on a function's first byte: the interrupted frame named at its own PC" {
+	need_cfi
+	run --separate-stderr "$SC" -f -U "$W/sigpaths:on_signal" -- "$W/sigpaths" first
+	[ "$status" -eq 0 ]
+	[ "$output" = "sigpaths;_start;__libc_start_main;[unknown];main;faulter;first_fault;[unknown];on_ill;on_signal 4" ]
+	run --separate-stderr "$SC" --json -U "$W/sigpaths:on_signal" -- "$W/sigpaths" first
+	# four raw stacks (two calls of on_signal, two of faulter), one by name
+	[ "$(jq -c '[.stacks[] | [.frames[].name]] | unique' <<< "$output")" = '[["on_signal","on_ill","[unknown]","first_fault","faulter","main","[unknown]","__libc_start_main","_start"]]' ]
+	run --separate-stderr "$SN" -U "$W/sigpaths:on_signal" -- "$W/sigpaths" first
+	[ "$status" -eq 0 ]
+	[ "$(awk '$2 == "r2:" { print $4 }' <<< "$output" | sort | uniq -c)" = "      4 first_fault" ]
+}
