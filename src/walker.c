@@ -7,6 +7,7 @@
  * descriptor's (walkers.h).
  */
 #include <errno.h>
+#include <signal.h>
 #include <linux/perf_event.h>
 #include <sys/wait.h>
 #include <sys/ioctl.h>
@@ -617,7 +618,8 @@ int walker_attach(struct walker *w, struct sw_targets *t,
 		}
 		err = tg->attach_err;
 		if (!err) {
-			ok++;
+			if (++ok == w->o.stop_after)
+				raise(SIGSTOP);
 			continue;
 		}
 		if (!first)

@@ -28,6 +28,12 @@ struct walker_opts {
 	bool kstack, ustack;
 	bool per_process;	/* key by tgid and comm */
 	pid_t pid;		/* -p, 0: any */
+	/*
+	 * For the tests (STACKWALK_ATTACH_STOP=N): stop the process (SIGSTOP)
+	 * once N targets are attached, so that a signal can be sent while the
+	 * rest are not yet; 0: never.
+	 */
+	unsigned stop_after;
 	int cpu;		/* -c, -1: any */
 	bool follow;		/* -- COMMAND: only threads in the follow map */
 	__u32 storage;		/* max unique stacks (and stack map size) */
