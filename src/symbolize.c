@@ -255,13 +255,11 @@ static struct file_slot *file_slot(struct symbolizer *s,
 }
 
 /*
- * The file a mapping named may since have been replaced at that path; the
- * inode tells.  The device is not compared: btrfs subvolumes and overlayfs
- * report different ones to stat() and to /proc/PID/maps.
- */
-/*
- * path's ELF if it is f's file: its inode, and the inode's generation
- * where known (a number freed and given to a new file is not the file).
+ * path's ELF if it is f's file.  A mapping's file may since have been
+ * replaced at that path: the inode tells, and its generation where known
+ * (a number freed and given to a new file is not the file).  The device
+ * is not compared: btrfs subvolumes and overlayfs report different ones
+ * to stat() and to /proc/PID/maps.
  */
 static struct elf_file *open_checked(const char *path, struct file_slot *f,
 				     struct untrusted_skip *sk, bool *cut)
