@@ -116,22 +116,31 @@ static __always_inline struct sw_gs_record *gs_record(const int mode)
  * function-entry probe where that unwinder skips the caller, unwind into
  * buf[1..] and put the caller, read from the stack pointer, after the
  * probed instruction.  The helper zeroes what it leaves of its size, so
- * the rest of a key's class is zero.
+ * the rest of a key's class is zero.  *stop: SW_STOP_DEPTH where the
+ * unwinder gave all it gives (cfg->stack_full), so the side may be cut.
  */
 static __always_inline __u32 gs_frames(void *ctx, __u64 *buf, __u64 flags,
-				       int entry_sp, __u64 sp)
+				       int entry_sp, __u64 sp,
+				       const struct sw_config *cfg, __u8 *stop)
 {
 	long n;
 
+	*stop = SW_STOP_NONE;
 	if (!entry_sp) {
 		n = bpf_get_stack(ctx, buf, SW_MAX_FRAMES * 8, flags);
-		return n > 0 ? (__u64)n / 8 : 0;
+		if (n <= 0)
+			return 0;
+		if ((__u64)n / 8 >= cfg->stack_full)
+			*stop = SW_STOP_DEPTH;
+		return (__u64)n / 8;
 	}
 	n = bpf_get_stack(ctx, &buf[1], SW_MAX_FRAMES * 8, flags);
 	if (n <= 0) {
 		buf[0] = 0;
 		return 0;
 	}
+	if ((__u64)n / 8 >= cfg->stack_full)
+		*stop = SW_STOP_DEPTH;
 	buf[0] = buf[1];
 	bpf_probe_read(&buf[1], 8, (void *)sp);
 	return (__u64)n / 8 + 1;
@@ -212,13 +221,16 @@ static __always_inline int gs_event(void *ctx, __u64 sp, const int kentry,
 		return 0;
 	key = &rec->key;
 	sw_key_hdr(&key->h, cfg, id, SW_BRANCHY);
+	key->h.kstop = key->h.ustop = SW_STOP_NONE;
 	if (cfg->flags & SW_CFG_KSTACK)
 		nk = gs_frames(ctx, key->ip, 0,
-			       kentry && (cfg->flags & SW_CFG_KENTRY), sp);
+			       kentry && (cfg->flags & SW_CFG_KENTRY), sp,
+			       cfg, &key->h.kstop);
 	/* the user frames' start, bounded for the verifier: 127 + a caller */
 	nk = sw_bound(nk, SW_MAX_FRAMES + 1);
 	if (cfg->flags & SW_CFG_USTACK)
-		nu = gs_frames(ctx, &key->ip[nk], BPF_F_USER_STACK, uentry, sp);
+		nu = gs_frames(ctx, &key->ip[nk], BPF_F_USER_STACK, uentry, sp,
+			       cfg, &key->h.ustop);
 	else
 		key->ip[nk] = 0;
 	gs_done(ctx, rec, nk, nu, GS_EMITS(mode));
@@ -331,10 +343,11 @@ static __always_inline int gsc_side(struct gsc_scratch *s, __u64 *region,
  * earlier event's would pad this chunk and give an equal stack a new id.
  */
 static __always_inline __u64 gsc_frames(void *ctx, __u64 *region,
-					__u64 flags, int entry_sp, __u64 sp)
+					__u64 flags, int entry_sp, __u64 sp,
+					const struct sw_config *cfg, __u8 *stop)
 {
 	region[1 + SW_MAX_FRAMES] = 0;
-	return gs_frames(ctx, &region[1], flags, entry_sp, sp);
+	return gs_frames(ctx, &region[1], flags, entry_sp, sp, cfg, stop);
 }
 
 /* Both sides' frames are in: intern them and count. */
@@ -364,11 +377,14 @@ static __always_inline int gsc_event(void *ctx, __u64 sp, const int kentry,
 	if (!s)
 		return 0;
 	sw_key_hdr(&s->key.h, cfg, id, SW_BRANCHY);
+	s->key.h.kstop = s->key.h.ustop = SW_STOP_NONE;
 	if (cfg->flags & SW_CFG_KSTACK)
 		nk = gsc_frames(ctx, s->k, 0,
-				kentry && (cfg->flags & SW_CFG_KENTRY), sp);
+				kentry && (cfg->flags & SW_CFG_KENTRY), sp,
+				cfg, &s->key.h.kstop);
 	if (cfg->flags & SW_CFG_USTACK)
-		nu = gsc_frames(ctx, s->u, BPF_F_USER_STACK, uentry, sp);
+		nu = gsc_frames(ctx, s->u, BPF_F_USER_STACK, uentry, sp,
+				cfg, &s->key.h.ustop);
 	gsc_done(s, nk, nu);
 	return 0;
 }
@@ -501,17 +517,21 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		struct gsc_scratch *s = scr;
 
 		sw_key_hdr(&s->key.h, cfg, id, SW_BRANCHY);
+		s->key.h.kstop = SW_STOP_NONE;
 		if (cfg->flags & SW_CFG_KSTACK)
 			nk = gsc_frames(ctx, s->k, 0,
-					kentry && (cfg->flags & SW_CFG_KENTRY), sp);
+					kentry && (cfg->flags & SW_CFG_KENTRY), sp,
+					cfg, &s->key.h.kstop);
 		s->u[1 + SW_MAX_FRAMES] = 0;
 	} else {
 		struct sw_gs_record *rec = scr;
 
 		sw_key_hdr(&rec->key.h, cfg, id, SW_BRANCHY);
+		rec->key.h.kstop = SW_STOP_NONE;
 		if (cfg->flags & SW_CFG_KSTACK)
 			nk = gs_frames(ctx, rec->key.ip, 0,
-				       kentry && (cfg->flags & SW_CFG_KENTRY), sp);
+				       kentry && (cfg->flags & SW_CFG_KENTRY), sp,
+				       cfg, &rec->key.h.kstop);
 	}
 	nk = sw_bound(nk, SW_MAX_FRAMES + 1);
 	ubuf = gs_cfi_ubuf(scr, mode, nk);
@@ -550,8 +570,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 	}
 	if (regs == CFI_REGS_IA32) {
 		/* 4-byte frames: the kernel's unwinder walks those */
-		nu = gs_frames(ctx, ubuf, BPF_F_USER_STACK, 0, 0);
-		ustop = SW_STOP_NONE;
+		nu = gs_frames(ctx, ubuf, BPF_F_USER_STACK, 0, 0, cfg, &ustop);
 	} else if (regs == CFI_REGS_64) {
 		/*
 		 * No tables for this process yet (it started after tracing
@@ -561,7 +580,9 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		 * tagged as a frame-pointer step, which they are; counted
 		 * and marked, as frames past a frameless function are wrong.
 		 */
-		nu = gs_frames(ctx, ubuf, BPF_F_USER_STACK, uentry && !kadds, usp);
+		nu = gs_frames(ctx, ubuf, BPF_F_USER_STACK, uentry && !kadds, usp,
+			       cfg, &ustop);
+		/* what matters more than a cut: not a walk from the tables */
 		ustop = SW_STOP_NO_TABLE;
 		sw_lost(SW_LOST_NO_TABLE);
 #pragma unroll

@@ -86,7 +86,13 @@ struct sw_config {
 	 */
 	__u64 root;
 	struct sw_vma_offs vma;	/* SW_CFG_VMA */
-	__u32 pad;
+	/*
+	 * The frames the kernel's unwinder gives a side at most: the least of
+	 * 127 and perf_event_max_stack.  A side that fills them may go on
+	 * past them, and is marked cut (SW_STOP_DEPTH): a stack of exactly
+	 * that many frames cannot be told from a deeper one.
+	 */
+	__u32 stack_full;
 };
 
 /*

@@ -467,6 +467,8 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 		f->link_uprobe_multi = probe_uprobe_multi();
 	}
 
+	if (!read_int("/proc/sys/kernel/perf_event_max_stack", &v) && v > 0)
+		f->max_stack = v;
 	if (!read_int("/sys/bus/event_source/devices/kprobe/type", &v)) {
 		f->pmu_kprobe = true;
 		f->kprobe_pmu_type = v;

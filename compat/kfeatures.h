@@ -70,6 +70,11 @@ struct sw_features {
 	bool vma_ok;
 	__u32 jit_frame_off;	/* see struct sw_config */
 	/*
+	 * The frames the kernel's unwinder hands a BPF program at most: the
+	 * sysctl perf_event_max_stack (4.8+); 0: none, so 127.
+	 */
+	__u32 max_stack;
+	/*
 	 * 6.0+ runs uprobe programs with migration, not preemption, disabled
 	 * (so that they may sleep): on a kernel that preempts, another task
 	 * can run on the CPU in the middle of one, or between its tail calls,

@@ -129,7 +129,14 @@ void session_report_losses(struct session *s)
 			fprintf(stderr, own_line[i], (unsigned long long)l.lost[i]);
 	if (session_loss_line(s, &l, line, sizeof(line)))
 		fprintf(stderr, "%s\n", line);
-	if (l.cut)
+	if (l.cut && (s->wo.kind == SW_WALKER_GETSTACK ||
+		      s->wo.kind == SW_WALKER_STACKMAP))
+		fprintf(stderr, "%llu events had stacks that filled the %u frames "
+			"the kernel's unwinder gives the %s walker: shown ending "
+			"in " OUTPUT_TRUNCATED ", as they may go deeper\n",
+			(unsigned long long)l.cut, walker_stack_full(&s->f),
+			walkers_name(s->wo.kind));
+	else if (l.cut)
 		fprintf(stderr, "%llu events had stacks deeper than the %s walker "
 			"holds: shown cut, ending in " OUTPUT_TRUNCATED "\n",
 			(unsigned long long)l.cut, walkers_name(s->wo.kind));

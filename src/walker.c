@@ -189,6 +189,7 @@ static void base_config(const struct walker *w, struct sw_config *c)
 		memcpy(&c->vma, f->vma_off, sizeof(c->vma));
 	}
 	c->jit_frame_off = f->jit_frame_off;
+	c->stack_full = walker_stack_full(w->f);
 	c->root = w->root;
 	c->magic = w->magic;
 }

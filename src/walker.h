@@ -134,6 +134,16 @@ static inline bool walker_stack_cut(__u8 stop)
 {
 	return stop == SW_STOP_DEPTH;
 }
+/*
+ * The frames the kernel's unwinder gives a side at most (struct
+ * sw_config's stack_full): a side of getstack or stackmap with that many
+ * is marked cut, as it may go on.
+ */
+static inline __u32 walker_stack_full(const struct sw_features *f)
+{
+	return f->max_stack && f->max_stack < SW_MAX_FRAMES ? f->max_stack :
+							       SW_MAX_FRAMES;
+}
 /* Events whose stack was cut so: of the last read, and every event's. */
 __u64 walker_cut(const struct walker *w);
 /* trace_pipe delivery (4.1-4.3): lines the trace buffer overwrote unread. */

@@ -33,6 +33,7 @@ struct batch {
 /* A key's frames, whichever walker's key it is. */
 struct key_frames {
 	const struct sw_key_hdr *h;
+	struct sw_key_hdr hbuf;		/* h, where the descriptor amends it */
 	const __u64 *k, *u;
 	size_t nk, nu;
 	__u64 kcaller, ucaller;		/* stackmap: inserted after frame 0 */

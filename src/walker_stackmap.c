@@ -82,9 +82,15 @@ static void sm_key_frames(struct walker *w, const void *key, bool counted,
 	const struct sw_sm_key *k = key;
 
 	(void)counted;
-	f->h = &k->h;
 	f->nk = read_stack(w, k->kid, f->kbuf);
 	f->nu = read_stack(w, k->uid, f->ubuf);
+	/* a stack that fills what the kernel's unwinder gives may go on */
+	f->hbuf = k->h;
+	if (f->nk >= walker_stack_full(w->f))
+		f->hbuf.kstop = SW_STOP_DEPTH;
+	if (f->nu >= walker_stack_full(w->f))
+		f->hbuf.ustop = SW_STOP_DEPTH;
+	f->h = &f->hbuf;
 	f->k = f->kbuf;
 	f->u = f->ubuf;
 	f->kcaller = k->kcaller;

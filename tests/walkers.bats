@@ -347,7 +347,8 @@ EOF2
 
 # deep N: target, down(N % 3) ... down1, down0, main, [unknown]; the
 # kernel's unwinder gives at most 127 frames (this kernel adds the caller
-# at a function's entry itself).
+# at a function's entry itself), and a side that fills them ends in
+# [truncated]: it may go on (deep 123's does, into libc).
 expected_deep() {
 	local d
 	{
@@ -357,18 +358,32 @@ expected_deep() {
 		done
 		printf '  main\n  [unknown]\n'
 	} | head -n 127
+	[ $(($1 + 4)) -lt 127 ] || echo "  [truncated]"
 	printf '    deep [PID]\n    2\n'
 }
 
-@test "getstack, small keys: deep stacks across chunk boundaries, frame by frame" {
-	# 63, 64, 126, 127 frames; 104; 203 cut to 127
+@test "getstack and stackmap, big and small keys: deep stacks frame by frame, a full side marked cut" {
+	# 63, 64, 126 frames; 127 (full); 104; 203 cut to 127
 	for n in 59 60 122 123 100 200; do
-		STACKWALK_SMALL_KEYS=1 run --separate-stderr "$SC" -U --walker getstack \
-			"$W/deep:target" -- "$W/deep" "$n"
-		[ "$status" -eq 0 ]
-		[ -z "$stderr" ]
-		diff -u <(expected_deep "$n") <(echo "$output" | sed '1,2d' | head -n -2 | normalize)
+		for how in getstack:0 getstack:1 stackmap:0; do
+			STACKWALK_SMALL_KEYS=${how#*:} run --separate-stderr "$SC" -U \
+				--walker "${how%:*}" "$W/deep:target" -- "$W/deep" "$n"
+			[ "$status" -eq 0 ]
+			if [ $((n + 4)) -lt 127 ]; then
+				[ -z "$stderr" ]
+			else
+				[ "$stderr" = "2 events had stacks that filled the 127 frames the kernel's unwinder gives the ${how%:*} walker: shown ending in [truncated], as they may go deeper" ]
+			fi
+			diff -u <(expected_deep "$n") <(echo "$output" | sed '1,2d' | head -n -2 | normalize)
+		done
 	done
+	# every output ends the full side so: folded, JSON, stacksnoop
+	run --separate-stderr "$SC" -f -U --walker getstack "$W/deep:target" -- "$W/deep" 200
+	[[ "$output" == "deep;[truncated];down0;down1;down2;"* ]]
+	run --separate-stderr "$SC" --json -U --walker getstack "$W/deep:target" -- "$W/deep" 200
+	[ "$(jq -c '[.stacks[0].frames[-1].name, (.stacks[0].frames | length), .lost.truncated_stacks]' <<< "$output")" = '["[truncated]",128,2]' ]
+	run --separate-stderr "$TOP/build/stacksnoop" -U --walker getstack "$W/deep:target" -- "$W/deep" 200
+	[ "$(grep -c ' \[truncated\]$' <<< "$output")" -eq 2 ]
 }
 
 @test "getstack, small keys: kernel and user frames of a tracepoint as with large keys" {
