@@ -40,23 +40,9 @@ struct {
 	__type(value, struct sw_gs_record);
 } scratch SEC(".maps");
 
-/*
- * What a program does with the stack, and where its walk keeps its state
- * meanwhile (also the cfi walk's tail-call slot).  The CPU's scratch maps
- * hold it where nothing else runs on the CPU until the program, and the
- * programs it tail-calls, are done.  Not so on a kernel that preempts
- * uprobe programs (6.0+, see struct sw_features): there the _T modes keep
- * it in the thread's own entry of the walks map.  Small keys are 4.18-5.10
- * only, so always per CPU.
- */
-#define GS_COUNT	0
-#define GS_EMIT		1
-#define GS_SMALL	2	/* counting with small keys */
-#define GS_COUNT_T	3
-#define GS_EMIT_T	4
-#define GS_MODES	5
-#define GS_EMITS(mode)		((mode) == GS_EMIT || (mode) == GS_EMIT_T)
-#define GS_PER_TASK(mode)	((mode) >= GS_COUNT_T)
+/* GS_EMITS, GS_PER_TASK: of the SW_GS_* modes (bpf/stackwalk.h) */
+#define GS_EMITS(mode)		((mode) == SW_GS_EMIT || (mode) == SW_GS_EMIT_T)
+#define GS_PER_TASK(mode)	((mode) >= SW_GS_COUNT_T)
 
 struct gs_walk {
 	struct sw_gs_record rec;
@@ -414,12 +400,12 @@ SEC("tracepoint") int gs_tp##sfx(void *ctx)				\
 	return event(ctx, 0, 0, 0, mode);				\
 }
 
-GS_PROGRAMS(, gs_event, GS_COUNT)
-GS_PROGRAMS(_e, gs_event, GS_EMIT)
-GS_PROGRAMS(_t, gs_event, GS_COUNT_T)
-GS_PROGRAMS(_et, gs_event, GS_EMIT_T)
+GS_PROGRAMS(, gs_event, SW_GS_COUNT)
+GS_PROGRAMS(_e, gs_event, SW_GS_EMIT)
+GS_PROGRAMS(_t, gs_event, SW_GS_COUNT_T)
+GS_PROGRAMS(_et, gs_event, SW_GS_EMIT_T)
 /* counting with small keys: see gsc_event() */
-GS_PROGRAMS(_small, gsc_event, GS_SMALL)
+GS_PROGRAMS(_small, gsc_event, SW_GS_SMALL)
 
 /* The _T modes: an exiting thread's walk state goes with it. */
 SEC("tracepoint") int gs_walk_exit(void *ctx)
@@ -441,8 +427,8 @@ SEC("tracepoint") int gs_walk_exit(void *ctx)
 #define GS_CFI_FRAMES	4
 
 /* the walk programs, by mode */
-SW_PROG_ARRAY(cfi_tails_kp, GS_MODES);
-SW_PROG_ARRAY(cfi_tails_tp, GS_MODES);
+SW_PROG_ARRAY(cfi_tails_kp, SW_GS_MODES);
+SW_PROG_ARRAY(cfi_tails_tp, SW_GS_MODES);
 
 /*
  * The mode's record (a struct gsc_scratch or sw_gs_record) and cfi state,
@@ -462,7 +448,7 @@ static __always_inline int gs_cfi_parts(const int mode, const int create,
 		*st = &w->st;
 		return 0;
 	}
-	*scr = mode == GS_SMALL ? bpf_map_lookup_elem(&scratch_small, &zero) :
+	*scr = mode == SW_GS_SMALL ? bpf_map_lookup_elem(&scratch_small, &zero) :
 				  bpf_map_lookup_elem(&scratch, &zero);
 	*st = bpf_map_lookup_elem(&cfi_state, &zero);
 	return *scr && *st ? 0 : -1;
@@ -471,7 +457,7 @@ static __always_inline int gs_cfi_parts(const int mode, const int create,
 /* Where the user frames go in the scratch record's key. */
 static __always_inline __u64 *gs_cfi_ubuf(void *scr, const int mode, __u64 nk)
 {
-	if (mode == GS_SMALL)
+	if (mode == SW_GS_SMALL)
 		return &((struct gsc_scratch *)scr)->u[1];
 	return &((struct sw_gs_record *)scr)->key.ip[sw_bound(nk, SW_MAX_FRAMES + 1)];
 }
@@ -480,7 +466,7 @@ static __always_inline __u64 *gs_cfi_ubuf(void *scr, const int mode, __u64 nk)
 static __always_inline void gs_cfi_done(void *ctx, void *scr, __u64 nk,
 					__u64 nu, __u8 ustop, const int mode)
 {
-	if (mode == GS_SMALL) {
+	if (mode == SW_GS_SMALL) {
 		struct gsc_scratch *s = scr;
 
 		s->key.h.ustop = ustop;
@@ -513,7 +499,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 	cfg = sw_filter(1, SW_BRANCHY, &id);
 	if (!cfg || gs_cfi_parts(mode, 1, &scr, &st))
 		return 0;
-	if (mode == GS_SMALL) {
+	if (mode == SW_GS_SMALL) {
 		struct gsc_scratch *s = scr;
 
 		sw_key_hdr(&s->key.h, cfg, id, SW_BRANCHY);
@@ -729,10 +715,10 @@ SEC("tracepoint") int gs_cfi_exit(void *ctx)
 	return 0;
 }
 
-GS_CFI_PROGRAMS(, GS_COUNT)
-GS_CFI_PROGRAMS(_e, GS_EMIT)
-GS_CFI_PROGRAMS(_t, GS_COUNT_T)
-GS_CFI_PROGRAMS(_et, GS_EMIT_T)
-GS_CFI_PROGRAMS(_small, GS_SMALL)
+GS_CFI_PROGRAMS(, SW_GS_COUNT)
+GS_CFI_PROGRAMS(_e, SW_GS_EMIT)
+GS_CFI_PROGRAMS(_t, SW_GS_COUNT_T)
+GS_CFI_PROGRAMS(_et, SW_GS_EMIT_T)
+GS_CFI_PROGRAMS(_small, SW_GS_SMALL)
 
 SW_FOLLOW_PROGRAMS()

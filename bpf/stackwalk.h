@@ -184,6 +184,24 @@ struct sw_event_hdr {
 };
 
 /*
+ * What a getstack or cfi program does with the stack, and where its walk
+ * keeps its state meanwhile; also the cfi walk's slot in its tail-call
+ * maps.  The CPU's scratch maps hold it where nothing else runs on the CPU
+ * until the program, and the programs it tail-calls, are done.  Not so on
+ * a kernel that preempts uprobe programs (6.0+, see struct sw_features):
+ * there the _T modes keep it in the thread's own entry of the walks map.
+ * Small keys are 4.18-5.10 only, so always per CPU.
+ */
+enum sw_gs_mode {
+	SW_GS_COUNT,
+	SW_GS_EMIT,
+	SW_GS_SMALL,		/* counting with small keys */
+	SW_GS_COUNT_T,
+	SW_GS_EMIT_T,
+	SW_GS_MODES,
+};
+
+/*
  * getstack: raw frames from bpf_get_stack, kernel then user, packed.  A
  * key is hashed and compared whole on every event, so the counts live in
  * maps by size: a stack of n frames goes to the first class that holds n,

@@ -79,6 +79,11 @@ const struct sw_cfi_row *cfi_table_find(const struct cfi_table *t,
 					 uint64_t vaddr);
 /* The same search over rows[0, n) for rel, as an index; n when none. */
 size_t cfi_rows_search(const struct sw_cfi_row *rows, size_t n, uint32_t rel);
+/* The rows mb MiB hold (--unwind-memory). */
+static inline uint32_t cfi_rows_in(uint32_t mb)
+{
+	return (uint64_t)mb * 1024 * 1024 / sizeof(struct sw_cfi_row);
+}
 
 /*
  * What to subtract from an address in a mapping of the file at start

@@ -19,9 +19,7 @@
 #include "procs.h"
 #include "sideband.h"
 #include "symbolize.h"
-#include "cfi.h"
 #include "output.h"
-#include "unwind.h"
 #include "untrusted.h"
 #include "version.h"
 #include "../compat/semaphore.h"
@@ -210,29 +208,16 @@ static int plan(struct session *s)
 		return die(s, "%s", err);
 	s->why = "chosen with --walker";
 	if (o->sink == SINK_EXPLAIN) {
-		struct walker_need user = { .ustack = true, .explain = true };
-		char no[512];
+		int e = walkers_explain(f, kind, kprobe, &kind, &s->why, err,
+					sizeof(err));
 
-		if (kind != SW_WALKER_AUTO && kind != SW_WALKER_FP &&
-		    kind != SW_WALKER_CFI)
-			return die(s, "--explain shows the cfi or fp walker's "
-				   "steps; drop --walker %s", walkers_name(kind)) + 1;
-		if (!f->helper_output || !f->map_perf_array)
-			return die(s, "--explain needs bpf_perf_event_output "
-				   "(4.4+), which this kernel lacks");
-		/* user frames: the unwind rule of each, where cfi runs */
-		s->explain_cfi = kind != SW_WALKER_FP && !kprobe &&
-				 !walker_cfi.refuse(f, &user, no, sizeof(no));
-		if (kind == SW_WALKER_CFI && !s->explain_cfi)
-			return die(s, "%s", kprobe ? "--walker cfi --explain: a "
-				   "kernel event's stack is the kernel's; drop "
-				   "--walker cfi" : no);
-		kind = s->explain_cfi ? SW_WALKER_CFI : SW_WALKER_FP;
-		s->why = s->explain_cfi ? "--explain shows the cfi walker's rules" :
-			 "--explain shows the fp walker's reads";
+		if (e)
+			return die(s, "%s", err) + (e == 2);
+		/* a walker that sends frames and the rules between them */
+		s->explain_rules = kind != SW_WALKER_FP;
 	}
 	memset(wo, 0, sizeof(*wo));
-	wo->sink = s->explain_cfi ? SINK_EMIT : o->sink;
+	wo->sink = s->explain_rules ? SINK_EMIT : o->sink;
 	wo->kstack = !o->user_only && (kprobe || !o->own_side);
 	wo->ustack = !o->kernel_only && (!kprobe || !o->own_side || o->user_only);
 	if (wo->sink == SINK_EMIT && (!f->helper_output || !f->map_perf_array))
@@ -241,7 +226,7 @@ static int plan(struct session *s)
 	wo->cpu = o->cpu;
 	wo->follow = o->command != NULL;
 	wo->storage = o->storage;
-	wo->cfi_rows = (__u64)o->unwind_mb * 1024 * 1024 / sizeof(struct sw_cfi_row);
+	wo->unwind_mb = o->unwind_mb;
 	wo->map_limit = map_limit();
 	/* for the tests: tests/outfiles.bats signals a start half done */
 	if (getenv("STACKWALK_ATTACH_STOP"))
@@ -280,6 +265,7 @@ static int plan(struct session *s)
 			return die(s, "%s", err);
 	}
 	wo->kind = d->kind;
+	s->hooks = session_hooks_of(d->kind);
 	s->need = need;
 	s->walker_auto = kind == SW_WALKER_AUTO;
 	if (o->kernel_only && !kprobe)
@@ -349,17 +335,14 @@ static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
 /* Exited processes kept before the first eviction, and added before each next. */
 #define EVICT_MIN 256
 
-/*
- * A process mapped code: open its file while it can be seen, and (cfi
- * walker) load its unwind table into the kernel.
- */
+/* A process mapped code: open its file while it can be seen; the hooks'. */
 static void on_map(void *ctx, uint32_t pid, const struct proc_map *m)
 {
 	struct session *s = ctx;
 
 	symbolizer_prefetch(s->sym, pid, m);
-	if (s->unwind_live)
-		unwind_mapped(s->unwind, pid);
+	if (s->hooks && s->hooks->mapped)
+		s->hooks->mapped(s, pid);
 }
 
 /* The symbol sources, empty yet: kallsyms is read when first asked for. */
@@ -573,10 +556,11 @@ static int spawn(struct session *s)
 
 	/*
 	 * Held at its first instruction while its semaphores are set, and
-	 * (cfi walker) until the loader has mapped its libraries.
+	 * where the walker asks, until the loader has mapped its libraries.
 	 */
 	s->cmd.stop_at_exec = needs_semaphores(&s->targets) ||
-			      (s->wo.kind == SW_WALKER_CFI && !s->f.helper_find_vma);
+			      (s->hooks && s->hooks->hold_at_exec &&
+			       s->hooks->hold_at_exec(s));
 	e = cmd_spawn(&s->cmd, s->o.command, &s->oldmask);
 	if (e) {
 		die(s, "cannot run %s: %s; check the command", s->o.command[0],
@@ -648,6 +632,7 @@ static bool next_walker(struct session *s, const struct walker_desc **d,
 		next->name);
 	*d = next;
 	s->wo.kind = next->kind;
+	s->hooks = session_hooks_of(next->kind);
 	return true;
 }
 
@@ -720,7 +705,7 @@ static int start_walker(struct session *s)
 	}
 	if (s->o.debug)
 		fprintf(s->out, "%s\n", walker_source(s->w));
-	e = session_unwind_start(s);
+	e = s->hooks && s->hooks->start ? s->hooks->start(s) : 0;
 	if (e)
 		return e;
 	e = s->have_cmd ? walker_follow(s->w, s->cmd.pid) : 0;
@@ -832,10 +817,9 @@ int session_start(struct session *s)
 		sideband_background_stop(s->sb);
 	if (e)
 		return e;
-	/* the drain thread has stopped: from now on mappings load tables */
-	s->unwind_live = s->unwind != NULL;
-	if (s->unwind && !s->o.command)
-		session_unwind_report(s, s->o.debug, "unwind tables");
+	/* the drain thread has stopped: from now on mappings reach the hooks */
+	if (s->hooks && s->hooks->started)
+		s->hooks->started(s);
 	session_warn_skipped_targets(s);
 	if (s->o.pid && needs_semaphores(&s->targets)) {
 		e = semaphores(&s->targets, s->o.pid, 1);
@@ -857,7 +841,7 @@ int session_go(struct session *s)
 
 	if (!s->have_cmd)
 		return 0;
-	e = session_unwind_preload(s);
+	e = s->hooks && s->hooks->command ? s->hooks->command(s) : 0;
 	if (e)
 		return e;
 	e = cmd_go(&s->cmd);
@@ -867,15 +851,8 @@ int session_go(struct session *s)
 			die(s, "cannot set the USDT semaphores in %s: %s (only its "
 			    "own image's, not libraries', can be set at its "
 			    "start)", s->o.command[0], strerror(-e));
-		if (s->unwind) {
-			e = cmd_follow(&s->cmd, session_unwind_loader_mapped, s);
-			if (e)
-				fprintf(stderr, "%s: cannot follow the loader of %s: "
-					"%s; its libraries' frames may be found by "
-					"frame pointers\n", s->o.tool,
-					s->o.command[0], strerror(-e));
-			session_unwind_loaded(s);
-		}
+		if (s->hooks && s->hooks->at_exec)
+			s->hooks->at_exec(s);
 		cmd_resume(&s->cmd);
 		e = 0;
 	}
@@ -914,7 +891,8 @@ static bool handle_signals(struct session *s)
 			s->have_cmd = false;
 			end = true;
 		}
-		session_unwind_loaded(s);
+		if (s->hooks && s->hooks->child)
+			s->hooks->child(s);
 	}
 	return end;
 }
@@ -985,8 +963,8 @@ void session_sync(struct session *s)
 	if (!s->sb)
 		return;
 	sideband_drain(s->sb);
-	if (s->unwind_live)
-		unwind_flush(s->unwind, false);
+	if (s->hooks && s->hooks->sync)
+		s->hooks->sync(s);
 	if (s->w && procs_nr_dead(s->procs) >= s->evict_at)
 		evict(s);
 }
@@ -1021,12 +999,12 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 			return WAKE_TIMEOUT;
 		if (s->end_at >= 0 && (wake < 0 || s->end_at < wake))
 			wake = s->end_at;
-		/* a process's maps waiting to be read again */
-		if (s->unwind_live) {
-			double due = unwind_due(s->unwind);
+		/* the hooks' work waiting for its time */
+		if (s->hooks && s->hooks->due) {
+			long long due = s->hooks->due(s);
 
-			if (due >= 0 && (wake < 0 || (long long)due + 1 < wake))
-				wake = (long long)due + 1;
+			if (due >= 0 && (wake < 0 || due < wake))
+				wake = due;
 		}
 		timeout = wake < 0 ? -1 : wake > now ? (int)(wake - now) : 0;
 		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
@@ -1115,7 +1093,8 @@ void session_free(struct session *s)
 	}
 	cmd_free(&s->cmd);
 	sideband_free(s->sb);
-	unwind_free(s->unwind);
+	if (s->hooks && s->hooks->free)
+		s->hooks->free(s);
 	symbolizer_free(s->sym);
 	procs_free(s->procs);
 	probe_targets_free(&s->targets);

@@ -15,11 +15,12 @@
 #include "cmd.h"
 #include "probe.h"
 #include "walker.h"
-#include "unwind.h"
 
 struct procs;
 struct sideband;
 struct symbolizer;
+struct session_hooks;
+struct session_walk;
 
 struct session_opts {
 	const char *tool;		/* for messages */
@@ -57,11 +58,10 @@ struct session {
 	struct procs *procs;
 	struct sideband *sb;
 	struct symbolizer *sym;
-	struct unwind *unwind;		/* the cfi walker's tables */
-	bool unwind_live;		/* sideband records reach them now */
-	struct unwind_stats unwind_said;	/* what did not fit, as said */
-	bool unwind_loaded;		/* said once COMMAND's loader was over */
-	bool explain_cfi;		/* --explain: the cfi walker's rules */
+	/* what the walker needs over the run besides its programs, or NULL */
+	const struct session_hooks *hooks;
+	struct session_walk *walk;	/* the hooks' state */
+	bool explain_rules;		/* --explain: the rule between frames */
 	struct sw_cmd cmd;
 	bool have_cmd;
 	int cmd_status;
@@ -122,7 +122,7 @@ int session_args_done(struct session_opts *o, int optind, int argc, char **argv)
 
 int session_init(struct session *s);
 /*
- * --explain with the cfi walker: the unwind rule at user address addr of
+ * --explain with explain_rules: the unwind rule at user address addr of
  * tgid in words (exact: where the event fired or a signal interrupted,
  * else a return address; entry: the event fired at a function's first
  * instruction, where the walker needs no CFI), as snprintf returns.

@@ -2,7 +2,8 @@
 /*
  * What the session's parts share, and no one else: session.c (the run),
  * session_opts.c (the options), session_unwind.c (the cfi walker's
- * tables over a run), session_lost.c (what was lost, said at the end).
+ * tables over a run, through struct session_hooks), session_lost.c
+ * (what was lost, said at the end).
  */
 #ifndef SW_SESSION_INT_H
 #define SW_SESSION_INT_H
@@ -16,17 +17,37 @@
 /* A file refused (too big, not regular...), said once per path. */
 void session_warn_skip(void *ctx, const char *what, const char *why);
 
-/* The tables for what is traced at the start: 0, or said. */
-int session_unwind_start(struct session *s);
-/* COMMAND's (5.17+), before it runs: 0, or said. */
-int session_unwind_preload(struct session *s);
-/* A process held in its loader mapped code (4.18-5.16): its tables. */
-void session_unwind_loader_mapped(void *ctx, pid_t pid);
-/* COMMAND's loader is over: what its start needed, said. */
-void session_unwind_loaded(struct session *s);
-/* --debug's line (what names it), and a warning for what did not fit. */
-void session_unwind_report(struct session *s, bool debug, const char *what);
-void session_unwind_end(struct session *s);
+/*
+ * What a walker needs done over a run besides loading and attaching its
+ * programs (the cfi walker: its unwind tables, session_unwind.c), at the
+ * steps of session.c.  Each hook may be NULL.
+ */
+struct session_hooks {
+	/* COMMAND is to be held at its exec until its loader has run */
+	bool (*hold_at_exec)(const struct session *s);
+	/* the walker loaded, before it attaches: 0, or said */
+	int (*start)(struct session *s);
+	/* attached, the sideband's thread stopped: mappings come here now */
+	void (*started)(struct session *s);
+	/* a process mapped code */
+	void (*mapped)(struct session *s, pid_t pid);
+	/* COMMAND about to run: 0, or said */
+	int (*command)(struct session *s);
+	/* COMMAND held at its first instruction (hold_at_exec) */
+	void (*at_exec)(struct session *s);
+	/* a child of the tool changed state (SIGCHLD) */
+	void (*child)(struct session *s);
+	/* the sideband drained: work that waited for it */
+	void (*sync)(struct session *s);
+	/* when sync is due again, on session_now_ms's clock; -1: no need */
+	long long (*due)(const struct session *s);
+	/* the run is over: what it did, said */
+	void (*end)(struct session *s);
+	void (*free)(struct session *s);
+};
+
+/* The hooks of walker kind, or NULL if it needs none. */
+const struct session_hooks *session_hooks_of(enum sw_walker kind);
 
 void session_report_losses(struct session *s);
 

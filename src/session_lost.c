@@ -153,7 +153,8 @@ void session_report_losses(struct session *s)
 		fprintf(stderr, "%llu process mapping records lost: some "
 			"user frames may show as [unknown]\n",
 			(unsigned long long)l.mappings);
-	session_unwind_end(s);
+	if (s->hooks && s->hooks->end)
+		s->hooks->end(s);
 	if (s->sym)
 		report_cut(s);
 }

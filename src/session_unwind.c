@@ -3,9 +3,11 @@
  * The cfi walker's unwind tables over a run: built for what is traced at
  * the start, for COMMAND before it runs, for what processes map later,
  * and said (--debug, or what did not fit) at the start and the end.
+ * session.c reaches them only through the hooks at the bottom.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "session_int.h"
 #include "cfi.h"
@@ -13,6 +15,13 @@
 #include "procs.h"
 #include "unwind.h"
 #include "untrusted.h"
+
+struct session_walk {
+	struct unwind *unwind;
+	bool live;			/* sideband records reach it now */
+	struct unwind_stats said;	/* what did not fit, as said */
+	bool loaded;			/* said once COMMAND's loader was over */
+};
 
 /* "" for none, else "N MiB" (rounded up) */
 static const char *inflate_mib(size_t bytes, char *buf, size_t len)
@@ -27,24 +36,25 @@ static const char *inflate_mib(size_t bytes, char *buf, size_t len)
  * --debug (what: "unwind tables", or "... at the end"), and a warning for
  * tables that did not fit: never silently.
  */
-void session_unwind_report(struct session *s, bool debug, const char *what)
+static void report(struct session *s, bool debug, const char *what)
 {
+	struct session_walk *sw = s->walk;
 	struct unwind_stats st;
 	char mib[32], shown[1024];
 
-	unwind_stats(s->unwind, &st);
+	unwind_stats(sw->unwind, &st);
 	/* at the end, only what did not fit since */
-	if (!debug && s->unwind_said.cfi.no_room == st.cfi.no_room &&
-	    s->unwind_said.cfi.too_big == st.cfi.too_big &&
-	    s->unwind_said.procs_no_room == st.procs_no_room &&
-	    s->unwind_said.maps_no_room == st.maps_no_room)
+	if (!debug && sw->said.cfi.no_room == st.cfi.no_room &&
+	    sw->said.cfi.too_big == st.cfi.too_big &&
+	    sw->said.procs_no_room == st.procs_no_room &&
+	    sw->said.maps_no_room == st.maps_no_room)
 		return;
-	s->unwind_said = st;
+	sw->said = st;
 	if (debug)
 		fprintf(s->out, "%s: %zu binaries, %zu rows, %zu of %llu "
 			"bytes; %zu processes, %zu mappings; %.1f ms\n", what,
 			st.cfi.tables, st.cfi.rows, st.cfi.bytes,
-			(unsigned long long)s->wo.cfi_rows * sizeof(struct sw_cfi_row),
+			(unsigned long long)cfi_rows_in(s->wo.unwind_mb) * sizeof(struct sw_cfi_row),
 			st.procs, st.maps, st.ms);
 	if (st.cfi.no_room)
 		fprintf(stderr, "%s: the unwind tables of %zu binaries (%zu rows%s%s) "
@@ -72,35 +82,56 @@ void session_unwind_report(struct session *s, bool debug, const char *what)
 
 /*
  * The cfi walker's tables for what is traced now: -p's process, or every
- * process (a -- COMMAND's come as its loader maps them, see session_go).
+ * process (a -- COMMAND's come before it runs, or as its loader maps them).
  */
-int session_unwind_start(struct session *s)
+static int start(struct session *s)
 {
+	struct session_walk *sw;
 	int rows, procs, files, e;
 
 	if (walker_cfi_fds(s->w, &rows, &procs, &files))
 		return 0;
-	e = unwind_new(&s->unwind, s->wo.cfi_rows, rows, procs, files);
+	sw = calloc(1, sizeof(*sw));
+	if (!sw)
+		return die(s, "out of memory");
+	s->walk = sw;
+	e = unwind_new(&sw->unwind, cfi_rows_in(s->wo.unwind_mb), rows, procs, files);
 	if (e)
 		return die(s, "cannot build unwind tables: %s", strerror(-e));
-	unwind_on_skip(s->unwind, session_warn_skip, s);
+	unwind_on_skip(sw->unwind, session_warn_skip, s);
 	if (s->o.pid)
-		e = unwind_add_proc(s->unwind, s->o.pid);
+		e = unwind_add_proc(sw->unwind, s->o.pid);
 	else if (!s->o.command)
-		e = unwind_add_all(s->unwind);
+		e = unwind_add_all(sw->unwind);
 	if (e)
 		return die(s, "cannot load unwind tables into the kernel: %s",
 			   strerror(-e));
 	return 0;
 }
 
+/* From here on, what processes map loads tables (the sideband's thread has stopped). */
+static void started(struct session *s)
+{
+	if (!s->walk)
+		return;
+	s->walk->live = true;
+	if (!s->o.command)
+		report(s, s->o.debug, "unwind tables");
+}
+
+static void mapped(struct session *s, pid_t pid)
+{
+	if (s->walk && s->walk->live)
+		unwind_mapped(s->walk->unwind, pid);
+}
+
 int session_unwind_rule(const struct session *s, __u32 tgid, __u64 addr,
 			bool exact, bool entry, char *buf, size_t len)
 {
+	struct unwind *u = s->walk ? s->walk->unwind : NULL;
 	const struct proc_map *m = s->procs ?
 				   procs_find(s->procs, tgid, addr - !exact) : NULL;
-	const struct sw_cfi_row *r = s->unwind ?
-				     unwind_row(s->unwind, tgid, addr, exact, m) : NULL;
+	const struct sw_cfi_row *r = u ? unwind_row(u, tgid, addr, exact, m) : NULL;
 	struct sw_cfi_row none = { .kind = SW_CFI_NONE };
 	/* what the walker does at a first instruction no CFI covers */
 	struct sw_cfi_row at_entry = { .kind = SW_CFI_RSP, .cfa = 1 };
@@ -116,29 +147,53 @@ int session_unwind_rule(const struct session *s, __u32 tgid, __u64 addr,
 }
 
 /*
- * Once COMMAND's loader is over (cmd_follow, then cmd_wait, hold it
+ * Once COMMAND's loader is over (at_exec's follow, then cmd_wait, hold it
  * meanwhile): the tables its start needed, for --debug, or what did not fit.
  */
-void session_unwind_loaded(struct session *s)
+static void child(struct session *s)
 {
-	if (!s->unwind || s->unwind_loaded || !s->cmd.loaded)
+	if (!s->walk || s->walk->loaded || !s->cmd.loaded)
 		return;
-	s->unwind_loaded = true;
-	session_unwind_report(s, s->o.debug, "unwind tables");
+	s->walk->loaded = true;
+	report(s, s->o.debug, "unwind tables");
 }
 
-void session_unwind_loader_mapped(void *ctx, pid_t pid)
+static void loader_mapped(void *ctx, pid_t pid)
 {
 	struct session *s = ctx;
 
-	unwind_add_proc(s->unwind, pid);
+	unwind_add_proc(s->walk->unwind, pid);
+}
+
+/*
+ * 4.18-5.16: COMMAND held at its first instruction, each library's table
+ * loaded as its loader maps it (ptrace, cmd_follow).
+ */
+static void at_exec(struct session *s)
+{
+	int e;
+
+	if (!s->walk)
+		return;
+	e = cmd_follow(&s->cmd, loader_mapped, s);
+	if (e)
+		fprintf(stderr, "%s: cannot follow the loader of %s: %s; its "
+			"libraries' frames may be found by frame pointers\n",
+			s->o.tool, s->o.command[0], strerror(-e));
+	child(s);
+}
+
+/* Without bpf_find_vma (before 5.17) a walk needs a process's list first. */
+static bool hold_at_exec(const struct session *s)
+{
+	return !s->f.helper_find_vma;
 }
 
 static int preload(void *ctx, const char *path)
 {
 	struct session *s = ctx;
 
-	return unwind_add_file(s->unwind, path);
+	return unwind_add_file(s->walk->unwind, path);
 }
 
 /*
@@ -148,26 +203,69 @@ static int preload(void *ctx, const char *path)
  * debuggers, strace and job control work inside).  A program it runs
  * that none names has its table once the kernel reports its mapping.
  */
-int session_unwind_preload(struct session *s)
+static int command(struct session *s)
 {
 	int e;
 
-	if (!s->unwind || s->cmd.stop_at_exec)
+	if (!s->walk || s->cmd.stop_at_exec)
 		return 0;
 	e = needed_closure(s->cmd.path, preload, s);
 	if (!e)
 		e = needed_args(s->o.command, preload, s);
 	if (e)
 		return die(s, "cannot build unwind tables: %s", strerror(-e));
-	session_unwind_report(s, s->o.debug, "unwind tables");
+	report(s, s->o.debug, "unwind tables");
 	return 0;
 }
 
-/* Tables of libraries and processes that came after the start, said. */
-void session_unwind_end(struct session *s)
+/* Mappings the sideband brought: their tables, at a bounded rate. */
+static void sync_tables(struct session *s)
 {
-	if (!s->unwind)
+	if (s->walk && s->walk->live)
+		unwind_flush(s->walk->unwind, false);
+}
+
+/* A process's maps waiting to be read again. */
+static long long due(const struct session *s)
+{
+	double d = s->walk && s->walk->live ? unwind_due(s->walk->unwind) : -1;
+
+	return d < 0 ? -1 : (long long)d + 1;
+}
+
+/* Tables of libraries and processes that came after the start, said. */
+static void end(struct session *s)
+{
+	if (!s->walk)
 		return;
-	unwind_flush(s->unwind, true);
-	session_unwind_report(s, s->o.debug, "unwind tables at the end");
+	unwind_flush(s->walk->unwind, true);
+	report(s, s->o.debug, "unwind tables at the end");
+}
+
+static void free_walk(struct session *s)
+{
+	if (!s->walk)
+		return;
+	unwind_free(s->walk->unwind);
+	free(s->walk);
+	s->walk = NULL;
+}
+
+static const struct session_hooks cfi_hooks = {
+	.hold_at_exec = hold_at_exec,
+	.start = start,
+	.started = started,
+	.mapped = mapped,
+	.command = command,
+	.at_exec = at_exec,
+	.child = child,
+	.sync = sync_tables,
+	.due = due,
+	.end = end,
+	.free = free_walk,
+};
+
+const struct session_hooks *session_hooks_of(enum sw_walker kind)
+{
+	return kind == SW_WALKER_CFI ? &cfi_hooks : NULL;
 }

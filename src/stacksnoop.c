@@ -192,7 +192,7 @@ static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
 		   bool kernel, const __u64 *ip, size_t n, int *r)
 {
 	const __u64 *found = !kernel && ev->stack.has_how ? ev->stack.uhow : NULL;
-	const __u64 *how = t->verbose || t->s.explain_cfi ? found : NULL;
+	const __u64 *how = t->verbose || t->s.explain_rules ? found : NULL;
 	char *name, *msg;
 	int e;
 
@@ -220,14 +220,14 @@ static void frames(struct tool *t, const struct sw_event *ev, const char *comm,
 		}
 		line(t, ev, comm, msg);
 		free(msg);
-		if (t->s.explain_cfi && !kernel)
+		if (t->s.explain_rules && !kernel)
 			explain_rule(t, ev, comm, ip[i],
 				     !i || (how && sw_how_get(how, i) == SW_HOW_SIGNAL),
 				     !i && t->how.entry,
 				     how && i + 1 < n && ev->stack.ustop != SW_STOP_NO_TABLE &&
 				     sw_how_get(how, i + 1) == SW_HOW_FP);
 	}
-	if (t->s.explain_cfi && !kernel && ev->stack.ustop == SW_STOP_CUT)
+	if (t->s.explain_rules && !kernel && ev->stack.ustop == SW_STOP_CUT)
 		line(t, ev, comm, "    the walk ends: that rule leads to no "
 		     "frame above this one, and a guess could be wrong");
 }
@@ -265,7 +265,7 @@ static void print_event(const struct sw_event *ev, void *ctx)
 	if (t->trim_tracepoint)
 		k0 = probe_tracepoint_skip(t->s.sym, st);
 	line(t, ev, comm, "");
-	if (t->explain && !t->s.explain_cfi) {
+	if (t->explain && !t->s.explain_rules) {
 		frames(t, ev, comm, !t->how.user, st->nk ? st->kip : st->uip,
 		       st->nk ? st->nk : st->nu, &r);
 		explain_print(t->s.out, ev, t->s.sym, &t->how);

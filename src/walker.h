@@ -37,7 +37,7 @@ struct walker_opts {
 	int cpu;		/* -c, -1: any */
 	bool follow;		/* -- COMMAND: only threads in the follow map */
 	__u32 storage;		/* max unique stacks (and stack map size) */
-	__u32 cfi_rows;		/* cfi: unwind-table rows the kernel holds */
+	__u32 unwind_mb;	/* cfi: MiB for the unwind-table rows the kernel holds */
 	/* bytes the maps storage sizes may grow to at most; 0: no bound */
 	__u64 map_limit;
 	/* the kernel's symbols, read once by the caller; NULL: unreadable */

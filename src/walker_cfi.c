@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "walker_int.h"
+#include "cfi.h"
 #include "getstack.skel.h"
 
 static bool cfi_refuse(const struct sw_features *f, const struct walker_need *n,
@@ -61,7 +62,7 @@ static int cfi_open(struct walker *w)
 	bpf_map__set_autocreate(s->maps.cfi_state, true);
 	bpf_map__set_autocreate(s->maps.cfi_tails_kp, true);
 	bpf_map__set_autocreate(s->maps.cfi_tails_tp, true);
-	bpf_map__set_max_entries(w->cfi_rows, w->o.cfi_rows);
+	bpf_map__set_max_entries(w->cfi_rows, cfi_rows_in(w->o.unwind_mb));
 	return 0;
 }
 
@@ -103,12 +104,12 @@ static void walk_progs(const struct walker *w, struct bpf_program **kp,
 	*tp = WALKER_GS_PROG(w, s, gs_cfi_walk_tp);
 }
 
-/* Its slot in the tail-call maps: bpf/getstack.bpf.c's GS_* modes. */
+/* Its slot in the tail-call maps: this run's mode. */
 static __u32 walk_slot(const struct walker *w)
 {
 	if (w->o.sink == SINK_EMIT)
-		return w->per_task ? 4 : 1;
-	return w->small ? 2 : w->per_task ? 3 : 0;
+		return w->per_task ? SW_GS_EMIT_T : SW_GS_EMIT;
+	return w->small ? SW_GS_SMALL : w->per_task ? SW_GS_COUNT_T : SW_GS_COUNT;
 }
 
 static void cfi_choose(struct walker *w)

@@ -66,6 +66,39 @@ const struct walker_desc *walkers_pick(const struct sw_features *f,
 	return NULL;
 }
 
+int walkers_explain(const struct sw_features *f, enum sw_walker asked,
+		    bool kprobe, enum sw_walker *kind, const char **why,
+		    char *msg, size_t len)
+{
+	struct walker_need user = { .ustack = true, .explain = true };
+	bool rules;
+
+	if (asked != SW_WALKER_AUTO && asked != SW_WALKER_FP &&
+	    asked != SW_WALKER_CFI) {
+		snprintf(msg, len, "--explain shows the cfi or fp walker's steps; "
+			 "drop --walker %s", walkers_name(asked));
+		return 2;
+	}
+	if (!f->helper_output || !f->map_perf_array) {
+		snprintf(msg, len, "--explain needs bpf_perf_event_output (4.4+), "
+			 "which this kernel lacks");
+		return 1;
+	}
+	/* user frames: the unwind rule of each, where cfi runs */
+	rules = asked != SW_WALKER_FP && !kprobe &&
+		!walker_cfi.refuse(f, &user, msg, len);
+	if (asked == SW_WALKER_CFI && !rules) {
+		if (kprobe)
+			snprintf(msg, len, "--walker cfi --explain: a kernel "
+				 "event's stack is the kernel's; drop --walker cfi");
+		return 1;
+	}
+	*kind = rules ? SW_WALKER_CFI : SW_WALKER_FP;
+	*why = rules ? "--explain shows the cfi walker's rules" :
+		       "--explain shows the fp walker's reads";
+	return 0;
+}
+
 bool walkers_refused(const struct walker_desc *d, const char *why, char *msg,
 		     size_t len)
 {

@@ -86,6 +86,15 @@ const struct walker_desc *walkers_pick(const struct sw_features *f,
 				       const struct walker_desc *after,
 				       const char **why, char *msg, size_t len);
 
+/*
+ * stacksnoop --explain's walker for asked: cfi, whose user frames show
+ * their unwind rules, where it runs, else fp, whose reads show; and why.
+ * 0, or the error line in msg and 1 (the kernel) or 2 (a usage error).
+ */
+int walkers_explain(const struct sw_features *f, enum sw_walker asked,
+		    bool kprobe, enum sw_walker *kind, const char **why,
+		    char *msg, size_t len);
+
 /* For a descriptor's refuse(): "--walker NAME: WHY; use --walker auto". */
 bool walkers_refused(const struct walker_desc *d, const char *why, char *msg,
 		     size_t len);
