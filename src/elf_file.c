@@ -14,6 +14,13 @@
 struct entry {
 	struct elf_sym sym;
 	int rank;	/* alias preference: lower wins */
+	/*
+	 * Where its range ends: addr + size; for a symbol of size 0 (a label
+	 * of hand-written assembly: ld.so's _dl_start_user, glibc's
+	 * __restore_rt), its section's end until flatten() makes it the next
+	 * symbol's start.
+	 */
+	uint64_t end;
 };
 
 struct range {
@@ -57,10 +64,6 @@ struct elf_file {
 #define SYM_COST (2 * sizeof(struct entry) + 2 * sizeof(struct range) + \
 		  sizeof(size_t))
 
-static uint64_t sym_end(const struct elf_sym *s)
-{
-	return s->addr + (s->size ? s->size : 1);
-}
 
 /*
  * Of several names at one address, show what a programmer would call the
@@ -120,9 +123,7 @@ static bool wanted(Elf *elf, const GElf_Sym *s)
 	case STT_GNU_IFUNC:
 		return true;
 	case STT_NOTYPE:
-		/* hand-written assembly often leaves out .type */
-		if (!s->st_size)
-			return false;
+		/* hand-written assembly often leaves out .type (and .size) */
 		scn = elf_getscn(elf, s->st_shndx);
 		return scn && gelf_getshdr(scn, &shdr) &&
 		       (shdr.sh_flags & SHF_EXECINSTR);
@@ -151,6 +152,9 @@ static int add_table(struct elf_file *ef, Elf *elf, struct elf_image *img,
 		const char *name;
 		struct entry *e;
 
+		GElf_Shdr in;
+		Elf_Scn *sec;
+
 		if (!gelf_getsym(data, i, &s) || !wanted(elf, &s))
 			continue;
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
@@ -163,6 +167,11 @@ static int add_table(struct elf_file *ef, Elf *elf, struct elf_image *img,
 		e->sym.size = s.st_size;
 		e->sym.name = name;
 		e->rank = alias_rank(GELF_ST_BIND(s.st_info), name);
+		e->end = s.st_value + (s.st_size ? s.st_size : 1);
+		sec = s.st_size ? NULL : elf_getscn(elf, s.st_shndx);
+		if (sec && gelf_getshdr(sec, &in) && s.st_value >= in.sh_addr &&
+		    s.st_value < in.sh_addr + in.sh_size)
+			e->end = in.sh_addr + in.sh_size;
 	}
 	return 0;
 }
@@ -190,7 +199,7 @@ static uint64_t paint(struct elf_file *ef, size_t *stack, size_t *depth,
 {
 	while (*depth && pos < to) {
 		size_t top = stack[*depth - 1];
-		uint64_t end = sym_end(&ef->syms[top].sym);
+		uint64_t end = ef->syms[top].end;
 
 		if (end > pos) {
 			uint64_t stop = end < to ? end : to;
@@ -204,9 +213,22 @@ static uint64_t paint(struct elf_file *ef, size_t *stack, size_t *depth,
 	return pos;
 }
 
+/* Whether a symbol of the stack still covers addr. */
+static bool covered(const struct elf_file *ef, const size_t *stack,
+		    size_t depth, uint64_t addr)
+{
+	for (size_t i = 0; i < depth; i++)
+		if (ef->syms[stack[i]].end > addr)
+			return true;
+	return false;
+}
+
 /*
  * A sweep in address order: an open symbol stays below the ones that start
- * inside it; of aliases at one address the preferred one goes on top.
+ * inside it; of aliases at one address the preferred one goes on top.  A
+ * symbol of size 0 names, as gdb's minimal symbols do, from its address
+ * to the next symbol's (or its section's end), and only where no symbol
+ * with a size covers it: a label inside a function names nothing.
  */
 static int flatten(struct elf_file *ef)
 {
@@ -227,8 +249,17 @@ static int flatten(struct elf_file *ef)
 		pos = addr;
 		for (j = i; j < n && ef->syms[j].sym.addr == addr; j++)
 			;
-		for (size_t k = j; k-- > i;)
+		for (size_t k = j; k-- > i;) {
+			struct entry *e = &ef->syms[k];
+
+			if (!e->sym.size) {
+				if (covered(ef, stack, depth, addr) || e->end <= addr)
+					continue;
+				if (j < n && ef->syms[j].sym.addr < e->end)
+					e->end = ef->syms[j].sym.addr;
+			}
 			stack[depth++] = k;
+		}
 	}
 	paint(ef, stack, &depth, pos, UINT64_MAX);
 	free(stack);

@@ -18,7 +18,7 @@ struct elf_file;
 
 struct elf_sym {
 	uint64_t addr;		/* st_value */
-	uint64_t size;		/* 0: matches only addr itself */
+	uint64_t size;		/* 0: not given (see elf_file_sym_at) */
 	const char *name;	/* owned by the elf_file */
 };
 
@@ -63,6 +63,8 @@ size_t elf_file_build_id(const struct elf_file *ef, const uint8_t **id);
 /*
  * The symbol whose [addr, addr + size) holds vaddr, or NULL: never the
  * nearest symbol below.  Of aliases, the global, least decorated name wins.
+ * A symbol of size 0 holds what lies between it and the next symbol, in
+ * its section, that no symbol with a size holds (gdb's rule).
  */
 const struct elf_sym *elf_file_sym_at(const struct elf_file *ef,
 				       uint64_t vaddr);

@@ -177,3 +177,18 @@ PY
 	# the kernel names a process exec'd from /proc/self/fd/9 "9"
 	[ "$output" = "9;_start;__libc_start_main;[unknown];main;syscalls;getppid 3" ]
 }
+
+# labels: assembly whose symbols have no size (a function without .size,
+# a label without .type), and a label inside a sized function before its
+# call.  gdb names the first two as far as the next symbol and the call
+# in the sized one by the function; so must every walker's frames.
+@test "symbols without a size (hand-written assembly): named as gdb names them" {
+	"$TOP/tests/gdb_bt.sh" --names target -- "$W/labels" 2>/dev/null |
+		sed -E 's/[0-9a-f]+://g; s/ [^ ]*$//' | sort -u > "$D/gdb"
+	[ "$(cat "$D/gdb")" = "target nosize_fn bare_label sized_fn main" ]
+	for w in getstack fp; do
+		run --separate-stderr "$SC" -f -U --walker "$w" "$W/labels:target" -- "$W/labels"
+		[ "$status" -eq 0 ]
+		[ "$output" = "labels;[unknown];main;sized_fn;bare_label;nosize_fn;target 2" ]
+	done
+}

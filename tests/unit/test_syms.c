@@ -229,18 +229,21 @@ static void test_elf(const char *path, int type)
 	      elf_file_read(ef, off, code, 1) == 1 && code[0] == 0xe8,
 	      "read the call opcode: %02x", code[0]);
 
+	/* gdb's rule: a symbol of size 0 holds up to the next symbol */
 	s = elf_file_sym_by_name(ef, "fx_asm_notype");
 	CHECK(s && s->size == 2, "sized NOTYPE in text kept");
-	CHECK(!elf_file_sym_by_name(ef, "fx_asm_notype0"),
-	      "unsized NOTYPE dropped");
+	b = elf_file_sym_by_name(ef, "fx_asm_notype0");
+	CHECK(b && b->size == 0, "unsized NOTYPE in text kept");
 	if (s)
-		CHECK(!elf_file_sym_at(ef, s->addr + 2), "NOTYPE0 address");
+		CHECK(elf_file_sym_at(ef, s->addr + 2) == b, "NOTYPE0 address");
 
 	s = elf_file_sym_by_name(ef, "fx_asm_zero");
+	c = elf_file_sym_by_name(ef, "fx_asm_outer");
 	CHECK(s && s->size == 0, "zero-size FUNC kept");
-	if (s) {
+	if (s && c) {
 		CHECK(elf_file_sym_at(ef, s->addr) == s, "zero-size: exact");
-		CHECK(!elf_file_sym_at(ef, s->addr + 1), "zero-size: not +1");
+		CHECK(elf_file_sym_at(ef, s->addr + 1) == s, "zero-size: +1");
+		CHECK(elf_file_sym_at(ef, c->addr) == c, "zero-size: up to the next");
 	}
 
 	s = elf_file_sym_by_name(ef, "fx_asm_outer");
