@@ -19,7 +19,8 @@ struct sw_run {
 	long long start_ns;		/* wall clock at the start, ns */
 	double seconds;			/* what the counts cover */
 	const char *time;		/* -T: HH:MM:SS; NULL: none */
-	bool keyed;			/* by process: comm and pid */
+	bool keyed;			/* by process: comm ... */
+	bool per_pid;			/* ... and pid (-P) */
 	struct session_losses losses;
 	char lost_line[1024];		/* session_loss_line; "": none */
 };

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "formats.h"
 #include "frame.h"
 
@@ -28,10 +29,17 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void json_frame(FILE *out, const struct sw_frame *f)
+/*
+ * A frame; by_process false: a user frame without its address, which
+ * differs between processes that run the same code (its path and
+ * module_offset say where it is).
+ */
+static void json_frame(FILE *out, const struct sw_frame *f, bool by_process)
 {
-	fprintf(out, "{\"kind\":\"%s\",\"address\":\"0x%llx\",\"name\":",
-		f->kernel ? "kernel" : "user", (unsigned long long)f->addr);
+	fprintf(out, "{\"kind\":\"%s\",", f->kernel ? "kernel" : "user");
+	if (f->kernel || by_process)
+		fprintf(out, "\"address\":\"0x%llx\",", (unsigned long long)f->addr);
+	fputs("\"name\":", out);
 	json_str(out, f->name);
 	if (f->named)
 		fprintf(out, ",\"offset\":%llu", (unsigned long long)f->offset);
@@ -48,7 +56,8 @@ static void json_frame(FILE *out, const struct sw_frame *f)
 
 /* "frames":[...] of st as fmt shows them. */
 static int json_frames(FILE *out, const struct sw_stack *st,
-		       struct symbolizer *sym, const struct sw_format *fmt)
+		       struct symbolizer *sym, const struct sw_format *fmt,
+		       bool by_process)
 {
 	struct sw_frame *v;
 	size_t n;
@@ -63,7 +72,7 @@ static int json_frames(FILE *out, const struct sw_stack *st,
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputc(',', out);
-		json_frame(out, &v[i]);
+		json_frame(out, &v[i], by_process);
 	}
 	fputc(']', out);
 	frame_list_free(v, n);
@@ -94,43 +103,88 @@ static void json_losses(FILE *out, const struct session_losses *l)
 		(unsigned long long)l->mappings);
 }
 
+/* A stack as its object shows it, but for its count. */
+struct shown {
+	char *text;
+	unsigned long long count;
+};
+
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(((const struct shown *)a)->text,
+		      ((const struct shown *)b)->text);
+}
+
 /* Least frequent first, as the text output; then a fixed order. */
 static int by_count(const void *a, const void *b)
 {
-	const struct sw_stack *x = *(const struct sw_stack *const *)a;
-	const struct sw_stack *y = *(const struct sw_stack *const *)b;
+	const struct shown *x = a, *y = b;
 
 	if (x->count != y->count)
 		return x->count < y->count ? -1 : 1;
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	for (size_t i = 0; i < x->nk && i < y->nk; i++)
-		if (x->kip[i] != y->kip[i])
-			return x->kip[i] < y->kip[i] ? -1 : 1;
-	if (x->nk != y->nk)
-		return x->nk < y->nk ? -1 : 1;
-	for (size_t i = 0; i < x->nu && i < y->nu; i++)
-		if (x->uip[i] != y->uip[i])
-			return x->uip[i] < y->uip[i] ? -1 : 1;
-	return (x->nu > y->nu) - (x->nu < y->nu);
+	return strcmp(x->text, y->text);
 }
 
+/* st's object but for its count: comm (keyed), pid (-P), its frames. */
+static int show(const struct sw_stack *st, struct symbolizer *sym,
+		const struct sw_format *fmt, const struct sw_run *run,
+		char **text)
+{
+	size_t len;
+	FILE *m = open_memstream(text, &len);
+	int err;
+
+	if (!m)
+		return -errno;
+	if (run->keyed) {
+		fputs("\"comm\":", m);
+		json_comm(m, st->comm);
+		fputc(',', m);
+	}
+	if (run->keyed && run->per_pid)
+		fprintf(m, "\"pid\":%u,", st->tgid);
+	err = json_frames(m, st, sym, fmt, run->per_pid);
+	if (fclose(m) && !err)
+		err = -ENOMEM;
+	return err;
+}
+
+/*
+ * Stacks whose objects would be the same are one, their counts added:
+ * without -P, those of one comm and the same frames in any processes, as
+ * the text output merges what prints the same.
+ */
 int json_stacks(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 		   const struct sw_format *fmt, const struct sw_run *run)
 {
-	const struct sw_stack **v = calloc(s->n ? s->n : 1, sizeof(*v));
+	struct shown *v = calloc(s->n ? s->n : 1, sizeof(*v));
 	unsigned long long total = 0;
-	size_t n = 0;
+	size_t n = 0, m = 0;
 	int err = 0;
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].count) {
-			v[n++] = &s->v[i];
-			total += s->v[i].count;
+	for (size_t i = 0; i < s->n && !err; i++) {
+		if (!s->v[i].count)
+			continue;
+		err = show(&s->v[i], sym, fmt, run, &v[n].text);
+		v[n++].count = s->v[i].count;
+		total += s->v[i].count;
+	}
+	if (err)
+		m = n;	/* freed below, not shown */
+	else
+		qsort(v, n, sizeof(*v), by_text);
+	for (size_t i = 0; i < n && !err; i++) {
+		if (m && !strcmp(v[m - 1].text, v[i].text)) {
+			v[m - 1].count += v[i].count;
+			free(v[i].text);
+			continue;
 		}
-	qsort(v, n, sizeof(*v), by_count);
+		v[m++] = v[i];
+	}
+	if (!err)
+		qsort(v, m, sizeof(*v), by_count);
 	fprintf(out, "{\"tool\":\"%s\",\"pattern\":", run->tool);
 	json_str(out, run->pattern);
 	fprintf(out, ",\"walker\":\"%s\",\"probes\":%u,", run->walker, run->probes);
@@ -138,16 +192,11 @@ int json_stacks(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 		fprintf(out, "\"time\":\"%s\",", run->time);
 	fprintf(out, "\"seconds\":%.3f,\"total\":%llu,\"stacks\":[",
 		run->seconds, total);
-	for (size_t i = 0; i < n && !err; i++) {
-		fprintf(out, "%s{\"count\":%llu,", i ? "," : "",
-			(unsigned long long)v[i]->count);
-		if (run->keyed) {
-			fputs("\"comm\":", out);
-			json_comm(out, v[i]->comm);
-			fprintf(out, ",\"pid\":%u,", v[i]->tgid);
-		}
-		err = json_frames(out, v[i], sym, fmt);
-		fputc('}', out);
+	for (size_t i = 0; i < m; i++) {
+		if (!err)
+			fprintf(out, "%s{\"count\":%llu,%s}", i ? "," : "",
+				v[i].count, v[i].text);
+		free(v[i].text);
 	}
 	fputs("],", out);
 	json_losses(out, &run->losses);
@@ -165,7 +214,7 @@ int json_event(FILE *out, const struct sw_event *ev, const char *comm,
 	json_comm(out, comm);
 	fprintf(out, ",\"pid\":%u,\"tid\":%u,\"cpu\":%u,", ev->stack.tgid,
 		ev->tid, ev->cpu);
-	err = json_frames(out, &ev->stack, sym, fmt);
+	err = json_frames(out, &ev->stack, sym, fmt, true);
 	fputs("}\n", out);
 	return err;
 }

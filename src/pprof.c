@@ -469,6 +469,8 @@ static void encode(struct pb *b, const struct profile *p,
 			pb_num(&sub2, LABEL_KEY, str_id(p, "comm"));
 			pb_num(&sub2, LABEL_STR, str_id(p, k->comm));
 			pb_msg(&sub, SAMPLE_LABEL, &sub2);
+		}
+		if (run->keyed && run->per_pid) {
 			pb_num(&sub2, LABEL_KEY, str_id(p, "pid"));
 			pb_num(&sub2, LABEL_NUM, k->st->tgid);
 			pb_msg(&sub, SAMPLE_LABEL, &sub2);

@@ -224,6 +224,7 @@ static void run_info(struct tool *t, struct sw_run *r, long long since_ms,
 		.seconds = (session_now_ms() - since_ms) / 1000.0,
 		.time = ts,
 		.keyed = s->wo.per_process,
+		.per_pid = s->o.perpid,
 	};
 	if (!session_losses(s, &r->losses))
 		session_loss_line(s, &r->losses, r->lost_line, sizeof(r->lost_line));
@@ -328,7 +329,7 @@ static int run(struct tool *t)
 		.offset = t->offset,
 		.verbose = t->verbose,
 		.folded = t->folded,
-		.comm = wo->per_process && !s->o.pid,
+		.comm = s->o.perpid && !s->o.pid,
 		.folded_comm = wo->per_process,
 		.trim_tracepoint = wo->kind == SW_WALKER_FP &&
 				   s->pat.type == SW_PAT_TRACEPOINT,

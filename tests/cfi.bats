@@ -31,12 +31,12 @@ gdb_stacks() {
 	sort "$BATS_TEST_TMPDIR/gdb.hits" | uniq -c | awk '{ c = $1; $1 = ""; print c $0 }' | sort
 }
 
-# The same from stackcount --json -U --walker cfi PATTERN ($1) -- COMMAND,
+# The same from stackcount -P --json -U --walker cfi PATTERN ($1) -- COMMAND,
 # run as gdb runs programs; .total, the events counted, in $BATS_TEST_TMPDIR/total.
 cfi_stacks() {
 	local pattern=$1
 	shift 2
-	setarch -R "$SC" -U --json --walker cfi "$pattern" -- "$@" \
+	setarch -R "$SC" -P -U --json --walker cfi "$pattern" -- "$@" \
 		> "$BATS_TEST_TMPDIR/sc.json" 2> "$BATS_TEST_TMPDIR/sc.err" ||
 		{ cat "$BATS_TEST_TMPDIR/sc.err" >&2; return 1; }
 	jq -r '.total' "$BATS_TEST_TMPDIR/sc.json" > "$BATS_TEST_TMPDIR/total"
@@ -194,7 +194,6 @@ Tracing 1 functions for "u:$W/cfipaths:frameless"... Hit Ctrl-C to end.
   frameless
   main
   [unknown]$libc
-    cfipaths [PID]
     3
 
 Detaching...
@@ -323,7 +322,6 @@ Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
   far_away
   main
   _start
-    farcode [PID]
     3
 
 Detaching...
@@ -366,7 +364,7 @@ expected_cfi_deep() {
 	} | head -n 127
 	# deeper than the walk holds: said so, never passed off as whole
 	[ $(($1 + 6)) -le 127 ] || echo "  [truncated]"
-	printf '    deep [PID]\n    2\n'
+	printf '    2\n'
 }
 
 @test "cfi: deep stacks across the walk's tail calls, frame by frame, big and small keys" {
@@ -492,7 +490,7 @@ replaced_stacks() {	# FRAMES PATTERN
 	"$W/manymaps" 0 < "$T/a.in" > "$T/a.out" &
 	MM_PID=$!
 	exec 7> "$T/a.in"
-	start_sc -U "$W/manymaps:sys_a"
+	start_sc -P -U "$W/manymaps:sys_a"
 	"$W/manymaps" 0 < "$T/b.in" > "$T/b.out" &
 	local late=$!
 	exec 8> "$T/b.in"

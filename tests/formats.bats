@@ -20,22 +20,22 @@ text_stacks() {
 
 # stackcount --json's stacks laid out as the text output lays them out:
 # kernel frames ("func [module]" for a module's), "--" with -d ($1 = 1),
-# user frames, "comm [PID]" when keyed by process, the count.
+# user frames, "comm [PID]" with -P (the pid then), the count.
 json_as_text() {
 	jq -r --argjson d "${1:-0}" '.stacks[] |
 		(.frames[] | select(.kind == "kernel") |
 			"  " + .name + (if .module and .offset != null then " [" + .module + "]" else "" end)),
 		(if $d == 1 then "    --" else empty end),
 		(.frames[] | select(.kind == "user") | "  " + .name),
-		(if .comm then "    \(.comm) [PID]" else empty end),
+		(if .pid then "    \(.comm) [PID]" else empty end),
 		"    \(.count)", ""'
 }
 
-@test "--json: the text output's stacks and counts, frame by frame (user functions)" {
-	run --separate-stderr "$SC" -U "$W/paths:work" -- "$W/paths" 2
+@test "--json -P: the text output's stacks and counts, frame by frame (user functions)" {
+	run --separate-stderr "$SC" -P -U "$W/paths:work" -- "$W/paths" 2
 	[ "$status" -eq 0 ]
 	text=$(echo "$output" | text_stacks)
-	run --separate-stderr "$SC" -U --json "$W/paths:work" -- \
+	run --separate-stderr "$SC" -P -U --json "$W/paths:work" -- \
 		sh -c "echo \$\$ > $BATS_TEST_TMPDIR/pid; exec $W/paths 2"
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "" ]
@@ -166,24 +166,24 @@ pprof() {
 }
 
 # pprof -traces laid out as the text output: frames, "comm [PID]" from the
-# comm label, the count.
+# comm label with a pid label (-P), the count.
 traces_as_text() {
 	awk '
 	function flush(i) {
 		if (cnt != "") {
 			for (i = 1; i <= nf; i++)
 				print "  " f[i]
-			if (comm != "")
+			if (comm != "" && pid)
 				print "    " comm " [PID]"
 			print "    " cnt
 			print ""
 		}
-		nf = 0; cnt = ""; comm = ""
+		nf = 0; cnt = ""; comm = ""; pid = 0
 	}
 	/^-----------\+/ { flush(); started = 1; next }
 	!started { next }
 	/^ +comm: / { sub(/^ +comm: +/, ""); comm = $0; next }
-	/^ +pid: / { next }
+	/^ +pid: / { pid = 1; next }
 	/^ +[0-9]+   / { cnt = $1; sub(/^ +[0-9]+   /, ""); f[++nf] = $0; next }
 	{ sub(/^ +/, ""); f[++nf] = $0 }
 	END { flush() }'
@@ -194,8 +194,8 @@ one_line() {
 	awk 'BEGIN { RS = ""; FS = "\n" } { s = $1; for (i = 2; i <= NF; i++) s = s "|" $i; print s }' | sort
 }
 
-@test "--pprof: go tool pprof shows the text output's stacks and counts (user functions)" {
-	run --separate-stderr "$SC" -U --pprof "$BATS_TEST_TMPDIR/p.pb.gz" "$W/paths:work" -- \
+@test "--pprof -P: go tool pprof shows the text output's stacks and counts (user functions)" {
+	run --separate-stderr "$SC" -P -U --pprof "$BATS_TEST_TMPDIR/p.pb.gz" "$W/paths:work" -- \
 		sh -c "echo \$\$ > $BATS_TEST_TMPDIR/pid; exec $W/paths 2"
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "" ]

@@ -275,7 +275,7 @@ cut_lib() {
 	finished
 	no_control_bytes
 	[[ "$output" == '\x1b[31mvictim;'*';work;lib_entry;\x1b]0\x3bpwned\x07\x1b[2Jinner;lib_call;getppid 2' ]]
-	bounded 2 "$SC" -D 2 -U t:syscalls:sys_enter_getppid -- "${NOBODY[@]}" "$H/$bin" 2
+	bounded 2 "$SC" -D 2 -P -U t:syscalls:sys_enter_getppid -- "${NOBODY[@]}" "$H/$bin" 2
 	finished
 	no_control_bytes
 	grep -qxF '  \x1b]0;pwned\x07\x1b[2Jinner' <<< "$output"

@@ -81,7 +81,6 @@ flood_until_tracing() {
 	if [ "$(sed -n '3,$p' "$out" | normalize)" = "  via_b
   main
   [unknown]
-    paths [PID]
     6
 
 Detaching..." ]; then

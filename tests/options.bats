@@ -85,7 +85,6 @@ check_syscall_kernel_frames() {
   getppid
   main
   [unknown]
-    paths [PID]
     3
 EOF
 	done
@@ -103,7 +102,6 @@ EOF
   [unknown]
   __libc_start_main
   _start
-    paths [PID]
     5
 EOF
 }
@@ -136,7 +134,6 @@ Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
   [unknown]
   __libc_start_main
   _start
-    paths [PID]
     2
 
 Detaching...
@@ -162,7 +159,6 @@ Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
   [unknown]
   __libc_start_main
   _start
-    paths [PID]
     1
 
 Detaching...
@@ -188,7 +184,6 @@ Tracing 1 functions for "$W/paths:via_b"... Hit Ctrl-C to end.
   [unknown]
   __libc_start_main
   _start
-    paths [PID]
     6
 
 Detaching...
@@ -457,7 +452,6 @@ Tracing 1 functions for "c:getpp*d"... Hit Ctrl-C to end.
   [unknown]
   __libc_start_main
   _start
-    paths [PID]
     2
 
 Detaching...
@@ -485,4 +479,53 @@ EOF2
 	[ "${lines[1]}" = 0 ]
 	[ "${lines[2]}" = "tracefs /sys/kernel/tracing tracefs" ]
 	[ "${#lines[@]}" -eq 3 ]
+}
+
+# sysc 1, run 50 times: in each process, raw_getppid once from from_a and
+# twice from from_b.  Without -P a call path is one entry however many
+# processes took it (bcc's -P: "display stacks separately for each
+# process"); with -P, one per process, each under its comm [pid].
+fifty_sysc() {
+	run --separate-stderr "$SC" "$@" -U "$W/sysc:raw_getppid" -- \
+		sh -c "for i in \$(seq 50); do $W/sysc 1; done"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
+@test "-P: without it, one call path of 50 processes is one entry in every output; with it, one per process" {
+	fifty_sysc
+	diff -u - <(echo "$output") <<EOF
+Tracing 1 functions for "$W/sysc:raw_getppid"... Hit Ctrl-C to end.
+
+  raw_getppid
+  from_a
+  main
+  [unknown]
+  __libc_start_main
+  _start
+    50
+
+  raw_getppid
+  from_b
+  main
+  [unknown]
+  __libc_start_main
+  _start
+    100
+
+Detaching...
+EOF
+	fifty_sysc -f
+	diff -u - <(echo "$output") <<EOF
+sysc;_start;__libc_start_main;[unknown];main;from_a;raw_getppid 50
+sysc;_start;__libc_start_main;[unknown];main;from_b;raw_getppid 100
+EOF
+	# no pid, and no user address, which differs from process to process
+	fifty_sysc --json
+	[ "$(jq -c '[.total, [.stacks[] | [.count, .comm, .pid, ([.frames[] | .address] | unique), [.frames[1].name]]]]' <<< "$output")" = \
+	  '[150,[[50,"sysc",null,[null],["from_a"]],[100,"sysc",null,[null],["from_b"]]]]' ]
+	fifty_sysc -P
+	[ "$(grep -cE '^    sysc \[[0-9]+\]$' <<< "$output")" -eq 100 ]
+	[ "$(grep -E '^    sysc \[[0-9]+\]$' <<< "$output" | sort -u | wc -l)" -eq 50 ]
+	[ "$(grep -E '^    [0-9]+$' <<< "$output" | sort | uniq -c | tr -s ' ')" = "$(printf ' 50 1\n 50 2')" ]
 }

@@ -57,7 +57,6 @@ fi_sink: 200 of 200
   [unknown]
   __libc_start_main
   _start
-    firstinsn [PID]
     100
 
 Detaching...
@@ -94,7 +93,6 @@ Tracing 2 functions for "$W/unprobeable:probe_*"... Hit Ctrl-C to end.
   [unknown]
   __libc_start_main
   _start
-    unprobeable [PID]
     2
 
   probe_b
@@ -102,7 +100,6 @@ Tracing 2 functions for "$W/unprobeable:probe_*"... Hit Ctrl-C to end.
   [unknown]
   __libc_start_main
   _start
-    unprobeable [PID]
     4
 
 Detaching...

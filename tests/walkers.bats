@@ -43,14 +43,12 @@ Tracing 1 functions for "$W/paths:work"... Hit Ctrl-C to end.
   via_a
   main
   [unknown]
-    paths [PID]
     2
 
   work
   via_b
   main
   [unknown]
-    paths [PID]
     4
 
   work
@@ -59,7 +57,6 @@ Tracing 1 functions for "$W/paths:work"... Hit Ctrl-C to end.
   deep2
   main
   [unknown]
-    paths [PID]
     6
 
 Detaching...
@@ -94,14 +91,12 @@ Tracing 1 functions for "$W/paths:guarded"... Hit Ctrl-C to end.
   via_c
   main
   [unknown]
-    paths [PID]
     2
 
   guarded
   via_d
   main
   [unknown]
-    paths [PID]
     4
 
 Detaching...
@@ -123,14 +118,12 @@ Tracing 1 functions for "stdc++:_Znwm"... Hit Ctrl-C to end.
   shapes::fresh(int)
   main
   [unknown]
-    cxx [PID]
     1
 
   operator new(unsigned long)
   shapes::fresh(double)
   main
   [unknown]
-    cxx [PID]
     2
 
 Detaching...
@@ -283,13 +276,11 @@ Tracing 2 functions for "u:$W/usdt:t*"... Hit Ctrl-C to end.
   tick_site
   main
   [unknown]
-    usdt [PID]
     3
 
   tock_site
   main
   [unknown]
-    usdt [PID]
     6
 
 Detaching...
@@ -359,7 +350,7 @@ expected_deep() {
 		printf '  main\n  [unknown]\n'
 	} | head -n 127
 	[ $(($1 + 4)) -lt 127 ] || echo "  [truncated]"
-	printf '    deep [PID]\n    2\n'
+	printf '    2\n'
 }
 
 @test "getstack and stackmap, big and small keys: deep stacks frame by frame, a full side marked cut" {

@@ -190,7 +190,6 @@ getppid_block() {	# COUNT [USER FRAMES...]: one stack of -K or -d output
 	if [ $# -gt 0 ]; then
 		echo "    --"
 		for f in "$@"; do echo "  $f"; done
-		echo "    sysc [PID]"
 	fi
 	echo "    $count"
 }
@@ -311,13 +310,11 @@ Tracing 1 functions for "./paths:$1"... Hit Ctrl-C to end.
   $1
   $2
   main
-    paths [PID]
     2
 
   $1
   $3
   main
-    paths [PID]
     4
 EOF
 }
@@ -328,7 +325,7 @@ uprobe_exact() {	# WALKER: the caller at work's entry kept
 	{
 		expected_work work via_a via_b
 		echo
-		printf '  work\n  via_a\n  deep3\n  deep2\n  main\n    paths [PID]\n    6\n\nDetaching...\n'
+		printf '  work\n  via_a\n  deep3\n  deep2\n  main\n    6\n\nDetaching...\n'
 	} | expect /tmp/p.$1.m
 }
 
@@ -493,13 +490,11 @@ Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
   raw_getppid
   from_a
   main
-    sysc [PID]
     2
 
   raw_getppid
   from_b
   main
-    sysc [PID]
     4
 
 Detaching...
