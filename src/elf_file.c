@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@ struct entry {
 	 * symbol's start.
 	 */
 	uint64_t end;
+	bool plt;	/* a synthesized func@plt */
 };
 
 struct range {
@@ -55,6 +57,7 @@ struct elf_file {
 	/* symbols found elsewhere: a debug file, MiniDebugInfo */
 	struct debuginfo debug;
 	bool cut;		/* some symbols did not fit in the budget */
+	char *plt_names;	/* "func@plt\0...": the PLT entries' names */
 };
 
 /*
@@ -168,6 +171,7 @@ static int add_table(struct elf_file *ef, Elf *elf, struct elf_image *img,
 		e->sym.name = name;
 		e->rank = alias_rank(GELF_ST_BIND(s.st_info), name);
 		e->end = s.st_value + (s.st_size ? s.st_size : 1);
+		e->plt = false;
 		sec = s.st_size ? NULL : elf_getscn(elf, s.st_shndx);
 		if (sec && gelf_getshdr(sec, &in) && s.st_value >= in.sh_addr &&
 		    s.st_value < in.sh_addr + in.sh_size)
@@ -289,6 +293,147 @@ static int add_tables(struct elf_file *ef, Elf *elf, struct elf_image *img,
 	return 0;
 }
 
+/* A relocated GOT slot and the dynamic symbol it is for. */
+struct slot {
+	uint64_t addr;
+	const char *name;
+};
+
+static int by_slot(const void *a, const void *b)
+{
+	const struct slot *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* The GOT slots the dynamic relocations of elf fill with a function's address. */
+static int got_slots(Elf *elf, struct slot **out, size_t *n)
+{
+	Elf_Scn *scn = NULL;
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Shdr sh, sym_sh;
+		Elf_Scn *syms;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)) ||
+		    !(syms = elf_getscn(elf, sh.sh_link)) ||
+		    !gelf_getshdr(syms, &sym_sh) || sym_sh.sh_type != SHT_DYNSYM)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			Elf_Data *sd = elf_getdata(syms, NULL);
+			GElf_Rela r;
+			GElf_Sym s;
+			const char *name;
+			unsigned type;
+
+			if (!gelf_getrela(data, (int)i, &r))
+				continue;
+			type = GELF_R_TYPE(r.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    !sd || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &s) ||
+			    !(name = elf_strptr(elf, sym_sh.sh_link, s.st_name)) || !*name)
+				continue;
+			if (VEC_GROW(*out, *n, cap, 64))
+				return -ENOMEM;
+			(*out)[(*n)++] = (struct slot){ r.r_offset, name };
+		}
+	}
+	if (*n)
+		qsort(*out, *n, sizeof(**out), by_slot);
+	return 0;
+}
+
+/*
+ * An entry's GOT slot: the target of its jmp *disp32(%rip) (ff 25, after
+ * an endbr64 and a bnd prefix in an IBT entry); 0 if it has none (PLT0,
+ * and a lazy .plt's entries where .plt.sec holds the jumps).
+ */
+static uint64_t entry_slot(const uint8_t *code, size_t len, uint64_t addr)
+{
+	for (size_t i = 0; i + 6 <= len && i <= 5; i++) {
+		int32_t disp;
+
+		if (code[i] != 0xff || code[i + 1] != 0x25)
+			continue;
+		memcpy(&disp, code + i + 2, 4);
+		return addr + i + 6 + (int64_t)disp;
+	}
+	return 0;
+}
+
+/*
+ * PLT entries named as gdb names them, func@plt, from the slot each jumps
+ * through: .plt, .plt.sec (IBT) and .plt.got (functions bound at load).
+ */
+static int add_plt(struct elf_file *ef, size_t *cap)
+{
+	struct slot *slots;
+	size_t nslots, shstr, used = 0, room = 0;
+	Elf_Scn *scn = NULL;
+	int err = got_slots(ef->elf, &slots, &nslots);
+
+	if (err || !nslots || elf_getshdrstrndx(ef->elf, &shstr)) {
+		free(slots);
+		return err;
+	}
+	while (!err && (scn = elf_nextscn(ef->elf, scn))) {
+		const char *sec;
+		Elf_Data *data;
+		GElf_Shdr sh;
+		uint64_t step;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sec = elf_strptr(ef->elf, shstr, sh.sh_name)) ||
+		    (strcmp(sec, ".plt") && strcmp(sec, ".plt.sec") &&
+		     strcmp(sec, ".plt.got")) ||
+		    !(data = elf_getdata(scn, NULL)) || !data->d_buf)
+			continue;
+		step = sh.sh_entsize ? sh.sh_entsize : 16;
+		for (uint64_t off = 0; !err && off + step <= data->d_size; off += step) {
+			struct slot key = {
+				.addr = entry_slot((const uint8_t *)data->d_buf + off,
+						   step, sh.sh_addr + off),
+			};
+			const struct slot *hit = bsearch(&key, slots, nslots,
+							 sizeof(*slots), by_slot);
+			size_t len = hit ? strlen(hit->name) + sizeof("@plt") : 0;
+			struct entry *e;
+
+			if (!hit)
+				continue;
+			if (ef->img && !elf_image_charge(ef->img, SYM_COST + len)) {
+				err = -EDQUOT;
+				break;
+			}
+			/* offsets until the names stop moving */
+			if (vec_reserve((void **)&ef->plt_names, &room, used, len, 1, 4096) ||
+			    VEC_GROW(ef->syms, ef->nr_syms, *cap, 256)) {
+				err = -ENOMEM;
+				break;
+			}
+			snprintf(ef->plt_names + used, len, "%s@plt", hit->name);
+			e = &ef->syms[ef->nr_syms++];
+			*e = (struct entry){
+				.sym = { sh.sh_addr + off, step, (const char *)(uintptr_t)used },
+				.rank = alias_rank(STB_GLOBAL, hit->name),
+				.end = sh.sh_addr + off + step,
+				.plt = true,
+			};
+			used += len;
+		}
+	}
+	free(slots);
+	for (size_t i = 0; i < ef->nr_syms; i++)
+		if (ef->syms[i].plt)
+			ef->syms[i].sym.name = ef->plt_names + (uintptr_t)ef->syms[i].sym.name;
+	return err;
+}
+
 /*
  * A stripped file keeps only .dynsym: its other symbols may be in a debug
  * file (Debian's -dbgsym packages) or compressed inside it (MiniDebugInfo,
@@ -304,6 +449,10 @@ static int load_syms(struct elf_file *ef, const char *path,
 	err = add_tables(ef, ef->elf, ef->img, &cap, &symtab);
 	if (err)
 		return err;
+	err = add_plt(ef, &cap);
+	if (err && err != -EDQUOT)
+		return err;
+	ef->cut = err == -EDQUOT;
 	if (ef->img)
 		ef->debug.budget = elf_image_budget(ef->img);
 	if (!symtab && path && !debuginfo_find(&ef->debug, path, ef->elf, ef->build_id,
@@ -319,7 +468,7 @@ static int load_syms(struct elf_file *ef, const char *path,
 				return err;
 		}
 	}
-	ef->cut = ef->debug.cut;
+	ef->cut |= ef->debug.cut;
 	if (!ef->nr_syms)
 		return 0;
 
@@ -508,6 +657,7 @@ void elf_file_free(struct elf_file *ef)
 	elf_image_free(ef->img);
 	free(ef->mem);
 	free(ef->syms);
+	free(ef->plt_names);
 	free(ef->ranges);
 	free(ef->loads);
 	free(ef);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 struct Elf;	/* libelf's handle, for sibling modules such as usdt.c */
@@ -23,6 +24,14 @@ struct elf_sym {
 };
 
 struct untrusted_skip;
+
+/* Whether s is a PLT entry, named func@plt (its calls pass on to func). */
+static inline bool elf_sym_plt(const struct elf_sym *s)
+{
+	size_t n = strlen(s->name);
+
+	return n > 4 && !strcmp(s->name + n - 4, "@plt");
+}
 
 /*
  * Open path as elf_image.h says; *out is NULL on error.  Returns 0 or a

@@ -428,6 +428,9 @@ static int match_sym(const struct elf_sym *s, void *ctx)
 
 	if (!matches(&m->p->re, s->name))
 		return 0;
+	/* a PLT entry (func@plt) only where asked for: no wildcard doubles func's calls */
+	if (elf_sym_plt(s) && !strstr(m->p->name, "@plt"))
+		return 0;
 	if (elf_file_vaddr_to_offset(m->ef, s->addr, &off))
 		return 0;
 	/* aliases share an address: one probe */

@@ -86,9 +86,9 @@ EOF
 		diff -u <("$TOP/build/$tool" --help) <(echo "$output")
 		[ "$(PATH=/usr/sbin:/usr/bin /usr/bin/env $tool --version)" = "$tool (stackwalk) $VERSION" ]
 	done
-	run --separate-stderr /usr/sbin/stackcount -U "$W/paths:work" -- "$W/paths" 1
+	run --separate-stderr /usr/sbin/stackcount -P -U "$W/paths:work" -- "$W/paths" 1
 	[ "$status" -eq 0 ]
-	diff -u <("$SC" -U "$W/paths:work" -- "$W/paths" 1 | normalize) <(echo "$output" | normalize)
+	diff -u <("$SC" -P -U "$W/paths:work" -- "$W/paths" 1 | normalize) <(echo "$output" | normalize)
 	[ "$(grep -c '^    paths \[[0-9]*\]$' <<< "$output")" -eq 3 ]
 
 	# found by name in the manual, NAME as written, version in the footer

@@ -192,3 +192,18 @@ PY
 		[ "$output" = "labels;[unknown];main;sized_fn;bare_label;nosize_fn;target 2" ]
 	done
 }
+
+# paths calls getppid through its PLT: a probe on the entry, by the name
+# gdb gives it, and that frame named so, whatever the walker.
+@test "a PLT entry: probed and named as gdb names it (getppid@plt)" {
+	"$TOP/tests/gdb_bt.sh" --names 'getppid@plt' -- "$W/paths" 1 2>/dev/null |
+		sed -E 's/[0-9a-f]+://g; s/ [^ ]*$//' > "$D/gdb"
+	[ "$(cat "$D/gdb")" = "getppid@plt syscalls main" ]
+	for w in cfi getstack fp; do
+		run --separate-stderr "$SC" -f -U --walker "$w" "$W/paths:getppid@plt" -- "$W/paths" 3
+		echo "$w: $output $stderr"
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		[[ "$output" == "paths;"*";main;syscalls;getppid@plt 3" ]]
+	done
+}

@@ -263,6 +263,20 @@ static void test_elf(const char *path, int type)
 	if (s)
 		CHECK(streq(name_at(ef, s->addr), "fx_asm_alias"),
 		      "global alias preferred: %s", name_at(ef, s->addr));
+
+	/* PLT entries as gdb and objdump name them: lazy .plt, and .plt.got */
+	a = elf_file_sym_by_name(ef, "dlopen@plt");
+	b = elf_file_sym_by_name(ef, "printf@plt");
+	CHECK(a && b, "PLT entries named");
+	if (a && b) {
+		CHECK(a->size == 16 && streq(name_at(ef, a->addr + 15), "dlopen@plt"),
+		      "a .plt entry, whole");
+		/* PLT0, the resolver's, before the first, is no function's */
+		CHECK(!elf_file_sym_at(ef, b->addr - 16), "PLT0 unnamed");
+	}
+	/* a PIE calls __cxa_finalize through .plt.got's 8-byte entry */
+	c = elf_file_sym_by_name(ef, "__cxa_finalize@plt");
+	CHECK(type != ET_DYN || (c && c->size == 8), ".plt.got's entry");
 out:
 	elf_file_free(ef);
 }
