@@ -384,7 +384,7 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 		/* the file at the path may no longer be the one mapped */
 		if (stat(paths[i], &st) || (m->ino && st.st_ino != m->ino))
 			continue;
-		if (!elf_file_open_own(&ef, paths[i], &sk))
+		if (!elf_file_open_own(&ef, paths[i], false, &sk))
 			path = paths[i];
 	}
 	if (sk.why && c->on_skip)

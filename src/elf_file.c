@@ -613,10 +613,10 @@ int elf_file_open_code(struct elf_file **out, const char *path,
 	return open_path(out, path, true, true, sk);
 }
 
-int elf_file_open_own(struct elf_file **out, const char *path,
+int elf_file_open_own(struct elf_file **out, const char *path, bool code,
 		       struct untrusted_skip *sk)
 {
-	return open_path(out, path, false, false, sk);
+	return open_path(out, path, false, code, sk);
 }
 
 int elf_file_from_memory(struct elf_file **out, void *mem, size_t size)

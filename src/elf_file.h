@@ -47,9 +47,11 @@ int elf_file_open_code(struct elf_file **out, const char *path,
 /*
  * The same without looking for its debug file, for readers of the file's
  * own sections: a debug file refused is then said once, by whoever names
- * its symbols, not again under another path to it.
+ * its symbols, not again under another path to it.  code: as
+ * elf_file_open_code, for a reader of its other bytes (its .interp and
+ * .dynamic, which another user's file keeps unread otherwise).
  */
-int elf_file_open_own(struct elf_file **out, const char *path,
+int elf_file_open_own(struct elf_file **out, const char *path, bool code,
 		       struct untrusted_skip *sk);
 int elf_file_new(struct elf_file **out, const char *path);
 /*
@@ -95,12 +97,15 @@ int elf_file_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr,
 int elf_file_offset_to_vaddr(const struct elf_file *ef, uint64_t offset,
 			      uint64_t *vaddr);
 
-/* Copies up to len bytes at offset; returns the count or a negative errno. */
 /*
  * Whether the headers and every section lie inside the file: a truncated
  * one opens, and then its symbols are silently missing.  *size: its size.
  */
 bool elf_file_whole(const struct elf_file *ef, size_t *size);
+/*
+ * Copies up to len bytes at offset; returns the count or a negative errno
+ * (-ENODATA: another user's file opened without code, past what was read).
+ */
 ssize_t elf_file_read(const struct elf_file *ef, uint64_t offset, void *buf,
 		       size_t len);
 

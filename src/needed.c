@@ -148,7 +148,8 @@ static int read_one(struct closure *c, size_t i)
 	Elf *e;
 	int err = 0;
 
-	if (elf_file_open_own(&ef, c->path[i], NULL) || !(e = elf_file_elf(ef))) {
+	/* code: another user's program's .interp and .dynamic are read too */
+	if (elf_file_open_own(&ef, c->path[i], true, NULL) || !(e = elf_file_elf(ef))) {
 		elf_file_free(ef);
 		return 0;
 	}

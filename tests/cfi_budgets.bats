@@ -179,3 +179,17 @@ cfipaths;_start;__libc_start_main;[unknown];main;sys_b;syscall 6
 OUT
 	[ "$stderr" = "stackcount: the unwind tables of 4 binaries ($((4 * rows)) rows) did not fit in --unwind-memory 1 MiB: their frames are found by frame pointers; give more" ]
 }
+
+# A -- COMMAND that is another user's program: its libraries (here its own
+# $ORIGIN one, nobody's too) are found and their tables loaded before it
+# runs, as for root's: victim, libvictim.so, libc and ld.so.  Only one
+# other user's file was read before (its .interp and .dynamic were never
+# read), and its library's table came with the mapping, after its first
+# events, or not.
+@test "another user's program as -- COMMAND: its libraries' tables loaded before it runs" {
+	bounded 5 "$SC" --debug -D 5 -U -f t:syscalls:sys_enter_getppid -- "$H/victim" 3
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(grep '^unwind tables: ' <<< "$output" | sed -E 's/, [0-9]+ rows.*//')" = "unwind tables: 4 binaries" ]
+	[ "$(grep '^victim;' <<< "$output")" = "victim;_start;__libc_start_main;[unknown];main;calls;work;lib_entry;lib_inner;lib_call;getppid 3" ]
+}
