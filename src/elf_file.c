@@ -22,7 +22,6 @@ struct entry {
 	 * symbol's start.
 	 */
 	uint64_t end;
-	bool plt;	/* a synthesized func@plt */
 };
 
 struct range {
@@ -171,7 +170,6 @@ static int add_table(struct elf_file *ef, Elf *elf, struct elf_image *img,
 		e->sym.name = name;
 		e->rank = alias_rank(GELF_ST_BIND(s.st_info), name);
 		e->end = s.st_value + (s.st_size ? s.st_size : 1);
-		e->plt = false;
 		sec = s.st_size ? NULL : elf_getscn(elf, s.st_shndx);
 		if (sec && gelf_getshdr(sec, &in) && s.st_value >= in.sh_addr &&
 		    s.st_value < in.sh_addr + in.sh_size)
@@ -366,22 +364,24 @@ static uint64_t entry_slot(const uint8_t *code, size_t len, uint64_t addr)
 	return 0;
 }
 
-/*
- * PLT entries named as gdb names them, func@plt, from the slot each jumps
- * through: .plt, .plt.sec (IBT) and .plt.got (functions bound at load).
- */
-static int add_plt(struct elf_file *ef, size_t *cap)
-{
-	struct slot *slots;
-	size_t nslots, shstr, used = 0, room = 0;
-	Elf_Scn *scn = NULL;
-	int err = got_slots(ef->elf, &slots, &nslots);
+/* A PLT entry found: where, how long, and the function it jumps to. */
+struct plt_entry {
+	uint64_t addr, size;
+	const char *func;
+};
 
-	if (err || !nslots || elf_getshdrstrndx(ef->elf, &shstr)) {
-		free(slots);
-		return err;
-	}
-	while (!err && (scn = elf_nextscn(ef->elf, scn))) {
+/* The PLT entries of ef whose GOT slot a relocation names, in *out. */
+static int plt_entries(struct elf_file *ef, const struct slot *slots,
+		       size_t nslots, struct plt_entry **out, size_t *n)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstr, cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (elf_getshdrstrndx(ef->elf, &shstr))
+		return 0;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
 		const char *sec;
 		Elf_Data *data;
 		GElf_Shdr sh;
@@ -394,43 +394,62 @@ static int add_plt(struct elf_file *ef, size_t *cap)
 		    !(data = elf_getdata(scn, NULL)) || !data->d_buf)
 			continue;
 		step = sh.sh_entsize ? sh.sh_entsize : 16;
-		for (uint64_t off = 0; !err && off + step <= data->d_size; off += step) {
+		for (uint64_t off = 0; off + step <= data->d_size; off += step) {
 			struct slot key = {
 				.addr = entry_slot((const uint8_t *)data->d_buf + off,
 						   step, sh.sh_addr + off),
 			};
 			const struct slot *hit = bsearch(&key, slots, nslots,
 							 sizeof(*slots), by_slot);
-			size_t len = hit ? strlen(hit->name) + sizeof("@plt") : 0;
-			struct entry *e;
 
 			if (!hit)
 				continue;
-			if (ef->img && !elf_image_charge(ef->img, SYM_COST + len)) {
-				err = -EDQUOT;
-				break;
-			}
-			/* offsets until the names stop moving */
-			if (vec_reserve((void **)&ef->plt_names, &room, used, len, 1, 4096) ||
-			    VEC_GROW(ef->syms, ef->nr_syms, *cap, 256)) {
-				err = -ENOMEM;
-				break;
-			}
-			snprintf(ef->plt_names + used, len, "%s@plt", hit->name);
-			e = &ef->syms[ef->nr_syms++];
-			*e = (struct entry){
-				.sym = { sh.sh_addr + off, step, (const char *)(uintptr_t)used },
-				.rank = alias_rank(STB_GLOBAL, hit->name),
-				.end = sh.sh_addr + off + step,
-				.plt = true,
-			};
-			used += len;
+			if (VEC_GROW(*out, *n, cap, 64))
+				return -ENOMEM;
+			(*out)[(*n)++] = (struct plt_entry){ sh.sh_addr + off, step,
+							     hit->name };
 		}
 	}
+	return 0;
+}
+
+/*
+ * PLT entries named as gdb names them, func@plt, from the slot each jumps
+ * through: .plt, .plt.sec (IBT) and .plt.got (functions bound at load).
+ */
+static int add_plt(struct elf_file *ef, size_t *cap)
+{
+	struct plt_entry *v = NULL;
+	size_t nslots, n = 0, len = 0;
+	struct slot *slots;
+	int err = got_slots(ef->elf, &slots, &nslots);
+
+	if (!err && nslots)
+		err = plt_entries(ef, slots, nslots, &v, &n);
+	for (size_t i = 0; i < n; i++)
+		len += strlen(v[i].func) + sizeof("@plt");
+	if (!err && n && ef->img && !elf_image_charge(ef->img, n * SYM_COST + len))
+		err = -EDQUOT;
+	if (!err && n && !(ef->plt_names = malloc(len)))
+		err = -ENOMEM;
+	for (size_t i = 0, at = 0; !err && i < n; i++) {
+		char *name = ef->plt_names + at;
+		struct entry *e;
+
+		if (VEC_GROW(ef->syms, ef->nr_syms, *cap, 256)) {
+			err = -ENOMEM;
+			break;
+		}
+		at += sprintf(name, "%s@plt", v[i].func) + 1;
+		e = &ef->syms[ef->nr_syms++];
+		*e = (struct entry){
+			.sym = { v[i].addr, v[i].size, name },
+			.rank = alias_rank(STB_GLOBAL, v[i].func),
+			.end = v[i].addr + v[i].size,
+		};
+	}
+	free(v);
 	free(slots);
-	for (size_t i = 0; i < ef->nr_syms; i++)
-		if (ef->syms[i].plt)
-			ef->syms[i].sym.name = ef->plt_names + (uintptr_t)ef->syms[i].sym.name;
 	return err;
 }
 

@@ -7,9 +7,9 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include "formats.h"
 #include "frame.h"
+#include "output.h"
 
 static void json_str(FILE *out, const char *s)
 {
@@ -103,28 +103,6 @@ static void json_losses(FILE *out, const struct session_losses *l)
 		(unsigned long long)l->mappings);
 }
 
-/* A stack as its object shows it, but for its count. */
-struct shown {
-	char *text;
-	unsigned long long count;
-};
-
-static int by_text(const void *a, const void *b)
-{
-	return strcmp(((const struct shown *)a)->text,
-		      ((const struct shown *)b)->text);
-}
-
-/* Least frequent first, as the text output; then a fixed order. */
-static int by_count(const void *a, const void *b)
-{
-	const struct shown *x = a, *y = b;
-
-	if (x->count != y->count)
-		return x->count < y->count ? -1 : 1;
-	return strcmp(x->text, y->text);
-}
-
 /* st's object but for its count: comm (keyed), pid (-P), its frames. */
 static int show(const struct sw_stack *st, struct symbolizer *sym,
 		const struct sw_format *fmt, const struct sw_run *run,
@@ -157,9 +135,9 @@ static int show(const struct sw_stack *st, struct symbolizer *sym,
 int json_stacks(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 		   const struct sw_format *fmt, const struct sw_run *run)
 {
-	struct shown *v = calloc(s->n ? s->n : 1, sizeof(*v));
+	struct output_shown *v = calloc(s->n ? s->n : 1, sizeof(*v));
 	unsigned long long total = 0;
-	size_t n = 0, m = 0;
+	size_t n = 0, m;
 	int err = 0;
 
 	if (!v)
@@ -171,20 +149,8 @@ int json_stacks(FILE *out, const struct sw_stacks *s, struct symbolizer *sym,
 		v[n++].count = s->v[i].count;
 		total += s->v[i].count;
 	}
-	if (err)
-		m = n;	/* freed below, not shown */
-	else
-		qsort(v, n, sizeof(*v), by_text);
-	for (size_t i = 0; i < n && !err; i++) {
-		if (m && !strcmp(v[m - 1].text, v[i].text)) {
-			v[m - 1].count += v[i].count;
-			free(v[i].text);
-			continue;
-		}
-		v[m++] = v[i];
-	}
-	if (!err)
-		qsort(v, m, sizeof(*v), by_count);
+	/* on an error, freed below, not shown */
+	m = err ? n : output_merge(v, n);
 	fprintf(out, "{\"tool\":\"%s\",\"pattern\":", run->tool);
 	json_str(out, run->pattern);
 	fprintf(out, ",\"walker\":\"%s\",\"probes\":%u,", run->walker, run->probes);

@@ -135,11 +135,6 @@ size_t probe_tracepoint_skip(struct symbolizer *sym, const struct sw_stack *st)
 	return 0;
 }
 
-struct rendered {
-	char *text;
-	__u64 count;
-};
-
 /* put() of a frame's name after pre and before post; -ENOMEM */
 static int put_frame(struct buf *b, const char *pre, char *name, const char *post)
 {
@@ -244,24 +239,43 @@ static int render(struct buf *b, const struct sw_stack *st,
 
 static int by_text(const void *a, const void *b)
 {
-	return strcmp(((const struct rendered *)a)->text,
-		      ((const struct rendered *)b)->text);
+	return strcmp(((const struct output_shown *)a)->text,
+		      ((const struct output_shown *)b)->text);
 }
 
 /* Least frequent first, as bcc prints; ties in a stable, readable order. */
 static int by_count(const void *a, const void *b)
 {
-	const struct rendered *x = a, *y = b;
+	const struct output_shown *x = a, *y = b;
 
 	if (x->count != y->count)
 		return x->count < y->count ? -1 : 1;
 	return strcmp(x->text, y->text);
 }
 
+size_t output_merge(struct output_shown *v, size_t n)
+{
+	size_t m = 0;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), by_text);
+	for (size_t i = 0; i < n; i++) {
+		if (m && !strcmp(v[m - 1].text, v[i].text)) {
+			v[m - 1].count += v[i].count;
+			free(v[i].text);
+			continue;
+		}
+		v[m++] = v[i];
+	}
+	qsort(v, m, sizeof(*v), by_count);
+	return m;
+}
+
 int output_stacks(FILE *out, const struct sw_stacks *s,
 		    struct symbolizer *sym, const struct sw_format *fmt)
 {
-	struct rendered *r = calloc(s->n ? s->n : 1, sizeof(*r));
+	struct output_shown *r = calloc(s->n ? s->n : 1, sizeof(*r));
 	struct buf b = {};
 	size_t n = 0, m = 0;
 	int err = 0;
@@ -277,16 +291,7 @@ int output_stacks(FILE *out, const struct sw_stacks *s,
 		if (!err)
 			r[n++].count = s->v[i].count;
 	}
-	qsort(r, n, sizeof(*r), by_text);
-	for (size_t i = 0; i < n; i++) {
-		if (m && !strcmp(r[m - 1].text, r[i].text)) {
-			r[m - 1].count += r[i].count;
-			free(r[i].text);
-			continue;
-		}
-		r[m++] = r[i];
-	}
-	qsort(r, m, sizeof(*r), by_count);
+	m = output_merge(r, n);
 	for (size_t i = 0; i < m; i++) {
 		if (!err) {
 			if (fmt->folded)

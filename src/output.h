@@ -56,6 +56,16 @@ const char *output_how_name(unsigned int how);
  * holds it all; a smaller one cuts it where an escape or character ends.
  */
 const char *output_comm(const char *comm, char *buf, size_t len);
+/* A stack as an output shows it, but for its count. */
+struct output_shown {
+	char *text;
+	__u64 count;
+};
+/*
+ * v[0, n) with the counts of equal texts added (the copies freed), least
+ * frequent first, then by text: the number left.
+ */
+size_t output_merge(struct output_shown *v, size_t n);
 /*
  * How many leading kernel frames are the tracing machinery's, when the fp
  * walker started from its own frame at a tracepoint.
