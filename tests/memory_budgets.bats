@@ -34,12 +34,16 @@ nobody_script() {
 }
 
 @test "six sparse 250 MB executables of nobody's: peak RSS under 64 MB, stacks exact" {
+	local cmd=
 	for i in 1 2 3 4 5 6; do
 		as_nobody cp "$H/victim" "$H/victim$i"
 		as_nobody truncate -s 250M "$H/victim$i"
+		cmd+="$H/victim$i 2; "
 	done
-	echo "for i in 1 2 3 4 5 6; do $H/victim\$i 2; done" > "$H/run.sh"
-	run_peak "$SC" -f -U "$H/libvictim.so:lib_entry" -- $(nobody_script run.sh)
+	# each named on the command line, so its table is in before it runs
+	# (one that only a script names gets it when it maps, maybe after its
+	# first events: counted and said, which this test is not about)
+	run_peak "$SC" -f -U "$H/libvictim.so:lib_entry" -- "${NOBODY[@]}" sh -c "$cmd"
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	diff -u - <(printf '%s\n' "$output") <<'EOF'
