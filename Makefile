@@ -45,7 +45,7 @@ SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
 SW_SRCS   := src/session.c src/session_opts.c src/session_unwind.c src/session_lost.c src/explain.c src/walker.c src/walker_read.c src/walker_events.c src/walkers.c \
              src/walker_cfi.c src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/unwind.c src/needed.c src/cfi.c src/cfi_cache.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/insn.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
-             src/calib.c src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
+             src/calib.c src/elf_file.c src/debuginfo.c src/debuginfod.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c src/outfile.c src/elf_image.c \
              compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
              compat/semaphore.c
@@ -57,12 +57,13 @@ SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o $(BUILD)/obj
 # fixtures; man-db to render the pages; xz for MiniDebugInfo fixtures;
 # clang's libFuzzer and sanitizer runtimes for make fuzz; lintian to check
 # the package; binutils' readelf and objcopy, and elfutils' libdw, for the
-# unwind table test; jq, go tool pprof and Chromium to read the JSON, pprof
+# unwind table test; elfutils' debuginfod server and client for the
+# debug-file fetch tests; jq, go tool pprof and Chromium to read the JSON, pprof
 # and SVG outputs (formats.bats).
 BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
               bpftool python3 gcc make
 TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian \
-              binutils libdw-dev jq golang-go chromium gdb strace
+              binutils libdw-dev jq golang-go chromium gdb strace debuginfod
 
 .PHONY: all deps test-deps test-build demo test vmtest vmtest-deps bench install uninstall deb clean FORCE
 all: $(BUILD)/stackcount $(BUILD)/stacksnoop
@@ -201,7 +202,7 @@ include tests/vm/vm.mk
 include tests/bench/bench.mk
 include tests/fuzz/fuzz.mk
 
-TEST_DEPS := $(BUILD)/.test-deps $(DEB) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
+TEST_DEPS := $(BUILD)/.test-deps $(DEB) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(WL_DIR)/static/paths $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
              $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle $(BUILD)/tests/test_insn \
              $(FUZZ_BIN) $(FUZZ_SEEDS).done $(BUILD)/tests/test_cfi $(BUILD)/tests/cfi_dump
 

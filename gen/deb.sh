@@ -73,6 +73,7 @@ Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $(du -sk "$root/usr" | cut -f1)
 Built-Using: $built_using
+Suggests: debuginfod
 Section: devel
 Priority: optional
 Description: stackcount and stacksnoop: stacks of kernel and user events, with eBPF

@@ -1172,7 +1172,7 @@ int cfi_table_from_elf_room(struct cfi_table **out, const struct elf_file *ef,
 		size_t idn = elf_file_build_id(ef, &id);
 
 		got = 0;
-		if (!debuginfo_find(&di, path, elf, id, idn, sk))
+		if (!debuginfo_find(&di, path, elf, id, idn, NULL, sk))
 			for (int i = 0; i < DEBUGINFO_MAX && di.elf[i] && !got; i++)
 				got = section_input(di.elf[i], ".debug_frame",
 						    &dbg, room, need);

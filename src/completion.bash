@@ -62,7 +62,7 @@ _stackwalk_complete()
 		mapfile -t COMPREPLY < <(compgen -W "$* -h --help -p --pid -c --cpu
 			-D --duration -r --regexp -K --kernel-stacks-only
 			-U --user-stacks-only --debug --walker --stack-storage-size --unwind-memory
-			--file-memory --legacy --kernel-features --no-demangle --version" -- "$cur")
+			--file-memory --legacy --kernel-features --no-demangle --no-debuginfod --version" -- "$cur")
 	else
 		# the pattern: a path is the start of one (./app:func)
 		compopt -o filenames 2> /dev/null || true

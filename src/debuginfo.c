@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "debuginfo.h"
+#include "debuginfod.h"
 #include "elf_image.h"
 #include "untrusted.h"
 
@@ -50,6 +51,39 @@ static Elf_Data *section_data(Elf *elf, const char *name)
 	    !data->d_buf || !data->d_size)
 		return NULL;
 	return data;
+}
+
+size_t elf_note_build_id(Elf_Data *data, const uint8_t **id)
+{
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)))
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp((char *)data->d_buf + name_off, "GNU", 4) &&
+		    nh.n_descsz) {
+			*id = (const uint8_t *)data->d_buf + desc_off;
+			return nh.n_descsz;
+		}
+	return 0;
+}
+
+/* Whether a note section of elf says build-id id. */
+static bool has_build_id(Elf *elf, const uint8_t *id, size_t n)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		const uint8_t *got;
+		Elf_Data *data;
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    (data = elf_getdata(scn, NULL)) && data->d_buf &&
+		    elf_note_build_id(data, &got) == n && !memcmp(got, id, n))
+			return true;
+	}
+	return false;
 }
 
 static int add(struct debuginfo *d, Elf *elf, struct elf_image *img, void *mem)
@@ -212,14 +246,43 @@ static int by_debugdata(struct debuginfo *d, const char *path, Elf *elf,
 	return add(d, mini, NULL, out);
 }
 
+/*
+ * From a debuginfod server, through its client's cache: a file that any
+ * server could have sent, so one of another build is not taken.
+ */
+static int by_debuginfod(struct debuginfo *d, struct debuginfod *remote,
+			 const char *path, const uint8_t *id, size_t n,
+			 struct untrusted_skip *sk)
+{
+	struct elf_image *img;
+	char cached[4096];
+	Elf *elf;
+	int err = debuginfod_fetch(remote, id, n, path, cached, sizeof(cached));
+
+	if (err)
+		return err;
+	elf = open_debug(d, cached, 0, false, &img, sk);
+	if (!elf)
+		return -ENOENT;
+	if (!has_build_id(elf, id, n)) {
+		untrusted_skip_set(sk, "its build-id is not the one asked for",
+				   "the debug file of %s from debuginfod", path);
+		elf_end(elf);
+		elf_image_free(img);
+		return -ENOENT;
+	}
+	return add(d, elf, img, NULL);
+}
+
 int debuginfo_find(struct debuginfo *d, const char *path, Elf *elf,
 		   const uint8_t *build_id, size_t build_id_size,
-		   struct untrusted_skip *sk)
+		   struct debuginfod *remote, struct untrusted_skip *sk)
 {
 	/* a full debug file first; MiniDebugInfo adds to .dynsym alone */
 	if (by_build_id(d, build_id, build_id_size, sk) &&
-	    by_debuglink(d, path, elf, sk))
-		by_debugdata(d, path, elf, sk);
+	    by_debuglink(d, path, elf, sk) && by_debugdata(d, path, elf, sk) &&
+	    remote)
+		by_debuginfod(d, remote, path, build_id, build_id_size, sk);
 	return d->elf[0] ? 0 : -ENOENT;
 }
 

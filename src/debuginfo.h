@@ -7,6 +7,8 @@
  *    directory, or under /usr/lib/debug, checked against the link's CRC;
  *  - .gnu_debugdata: an xz-compressed ELF of the symbols .dynsym lacks
  *    (MiniDebugInfo).
+ *  - last, a debuginfod server, when the caller has a client
+ *    (debuginfod.h).
  * STACKWALK_DEBUG_DIR replaces /usr/lib/debug.
  * Each is opened as untrusted.h says; MiniDebugInfo is decompressed to at
  * most DEBUGDATA_MAX bytes, with at most twice that for the decoder (xz -9
@@ -27,6 +29,7 @@
 struct untrusted_skip;
 struct untrusted_budget;
 struct elf_image;
+struct debuginfod;
 
 struct debuginfo {
 	Elf *elf[DEBUGINFO_MAX];	/* what holds the symbols; NULL ends */
@@ -45,11 +48,15 @@ struct debuginfo {
  * d zeroed but for its budget.  0 when at least one source was found;
  * -ENOENT otherwise.  A source refused (not a regular file, too large) is
  * recorded in sk; one that did not fit in the budget of sk, in d->cut.
+ * remote: where to ask when nothing here has it; NULL: nowhere.
  */
 int debuginfo_find(struct debuginfo *d, const char *path, Elf *elf,
 		   const uint8_t *build_id, size_t build_id_size,
-		   struct untrusted_skip *sk);
+		   struct debuginfod *remote, struct untrusted_skip *sk);
 void debuginfo_free(struct debuginfo *d);
+
+/* The NT_GNU_BUILD_ID of a note section's data: its size, *id in data. */
+size_t elf_note_build_id(Elf_Data *data, const uint8_t **id);
 
 /* The section called name, its header in *sh; NULL when there is none. */
 Elf_Scn *elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh);

@@ -56,6 +56,8 @@ struct elf_file {
 	/* symbols found elsewhere: a debug file, MiniDebugInfo */
 	struct debuginfo debug;
 	bool cut;		/* some symbols did not fit in the budget */
+	struct debuginfod *remote;	/* while it opens: where else to look */
+	bool stripped;		/* no .symtab, its own or a debug file's */
 	char *plt_names;	/* "func@plt\0...": the PLT entries' names */
 };
 
@@ -474,8 +476,9 @@ static int load_syms(struct elf_file *ef, const char *path,
 	ef->cut = err == -EDQUOT;
 	if (ef->img)
 		ef->debug.budget = elf_image_budget(ef->img);
-	if (!symtab && path && !debuginfo_find(&ef->debug, path, ef->elf, ef->build_id,
-				       ef->build_id_size, sk)) {
+	if (!symtab && path && !debuginfo_find(&ef->debug, path, ef->elf,
+					       ef->build_id, ef->build_id_size,
+					       ef->remote, sk)) {
 		for (i = 0; i < DEBUGINFO_MAX && ef->debug.elf[i]; i++) {
 			/* MiniDebugInfo is the file's own, charged as it */
 			err = add_tables(ef, ef->debug.elf[i], ef->debug.img[i] ?
@@ -488,6 +491,7 @@ static int load_syms(struct elf_file *ef, const char *path,
 		}
 	}
 	ef->cut |= ef->debug.cut;
+	ef->stripped = !symtab && !debug_symtab;
 	if (!ef->nr_syms)
 		return 0;
 
@@ -507,22 +511,6 @@ static int load_syms(struct elf_file *ef, const char *path,
 	qsort(ef->syms, n, sizeof(*ef->syms), cmp_addr_pref);
 
 	return flatten(ef);
-}
-
-static void scan_notes(struct elf_file *ef, Elf_Data *data)
-{
-	size_t off = 0, name_off, desc_off;
-	GElf_Nhdr nh;
-
-	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off))) {
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    !memcmp((char *)data->d_buf + name_off, "GNU", 4) &&
-		    nh.n_descsz) {
-			ef->build_id = (uint8_t *)data->d_buf + desc_off;
-			ef->build_id_size = nh.n_descsz;
-			return;
-		}
-	}
 }
 
 static int load_phdrs(struct elf_file *ef)
@@ -552,7 +540,7 @@ static int load_phdrs(struct elf_file *ef)
 					ph.p_filesz, ph.p_align == 8 ?
 					ELF_T_NHDR8 : ELF_T_NHDR);
 			if (d)
-				scan_notes(ef, d);
+				ef->build_id_size = elf_note_build_id(d, &ef->build_id);
 		}
 	}
 	return 0;
@@ -571,7 +559,7 @@ static void find_build_id_in_sections(struct elf_file *ef)
 			continue;
 		d = elf_getdata(scn, NULL);
 		if (d)
-			scan_notes(ef, d);
+			ef->build_id_size = elf_note_build_id(d, &ef->build_id);
 	}
 }
 
@@ -599,7 +587,8 @@ static int load(struct elf_file *ef, const char *path, struct untrusted_skip *sk
  * elf_file_read is to read code (see elf_image.h).
  */
 static int open_path(struct elf_file **out, const char *path, bool debug,
-		     bool code, struct untrusted_skip *sk)
+		     bool code, struct debuginfod *remote,
+		     struct untrusted_skip *sk)
 {
 	struct elf_file *ef;
 	int err;
@@ -608,10 +597,12 @@ static int open_path(struct elf_file **out, const char *path, bool debug,
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return -ENOMEM;
+	ef->remote = remote;
 	ef->elf = elf_image_open(path, code ? ELF_IMAGE_CODE : 0, &ef->img,
 				 &err, sk);
 	if (ef->elf)
 		err = load(ef, debug ? path : NULL, sk);
+	ef->remote = NULL;
 	if (err) {
 		elf_file_free(ef);
 		return err;
@@ -621,21 +612,21 @@ static int open_path(struct elf_file **out, const char *path, bool debug,
 }
 
 int elf_file_open(struct elf_file **out, const char *path,
-		   struct untrusted_skip *sk)
+		   struct debuginfod *remote, struct untrusted_skip *sk)
 {
-	return open_path(out, path, true, false, sk);
+	return open_path(out, path, true, false, remote, sk);
 }
 
 int elf_file_open_code(struct elf_file **out, const char *path,
-		       struct untrusted_skip *sk)
+		       struct debuginfod *remote, struct untrusted_skip *sk)
 {
-	return open_path(out, path, true, true, sk);
+	return open_path(out, path, true, true, remote, sk);
 }
 
 int elf_file_open_own(struct elf_file **out, const char *path, bool code,
 		       struct untrusted_skip *sk)
 {
-	return open_path(out, path, false, code, sk);
+	return open_path(out, path, false, code, NULL, sk);
 }
 
 int elf_file_from_memory(struct elf_file **out, void *mem, size_t size)
@@ -663,7 +654,7 @@ int elf_file_from_memory(struct elf_file **out, void *mem, size_t size)
 
 int elf_file_new(struct elf_file **out, const char *path)
 {
-	return elf_file_open(out, path, NULL);
+	return elf_file_open(out, path, NULL, NULL);
 }
 
 void elf_file_free(struct elf_file *ef)
@@ -808,6 +799,11 @@ ssize_t elf_file_read(const struct elf_file *ef, uint64_t offset, void *buf,
 		len = ef->image_size - offset;
 	memcpy(buf, ef->image + offset, len);
 	return len;
+}
+
+bool elf_file_stripped(const struct elf_file *ef)
+{
+	return ef->stripped;
 }
 
 bool elf_file_cut(const struct elf_file *ef)

@@ -24,6 +24,7 @@ struct elf_sym {
 };
 
 struct untrusted_skip;
+struct debuginfod;
 
 /* Whether s is a PLT entry, named func@plt (its calls pass on to func). */
 static inline bool elf_sym_plt(const struct elf_sym *s)
@@ -37,13 +38,15 @@ static inline bool elf_sym_plt(const struct elf_sym *s)
  * Open path as elf_image.h says; *out is NULL on error.  Returns 0 or a
  * negative errno: -EDQUOT when the file or its symbols did not fit in the
  * budget of sk.  sk (may be NULL) gets what was refused: the file itself,
- * or (with 0 returned) a debug file or MiniDebugInfo of it.
+ * or (with 0 returned) a debug file or MiniDebugInfo of it.  remote: a
+ * debuginfod client to ask for the debug file of a stripped one that this
+ * machine lacks; NULL: none.
  */
 int elf_file_open(struct elf_file **out, const char *path,
-		   struct untrusted_skip *sk);
+		   struct debuginfod *remote, struct untrusted_skip *sk);
 /* The same, for elf_file_read of its code (a probe's target). */
 int elf_file_open_code(struct elf_file **out, const char *path,
-		       struct untrusted_skip *sk);
+		       struct debuginfod *remote, struct untrusted_skip *sk);
 /*
  * The same without looking for its debug file, for readers of the file's
  * own sections: a debug file refused is then said once, by whoever names
@@ -108,6 +111,9 @@ bool elf_file_whole(const struct elf_file *ef, size_t *size);
  */
 ssize_t elf_file_read(const struct elf_file *ef, uint64_t offset, void *buf,
 		       size_t len);
+
+/* Whether it has no .symtab, nor a debug file or MiniDebugInfo with one. */
+bool elf_file_stripped(const struct elf_file *ef);
 
 /* Whether symbols of its debug file or MiniDebugInfo did not fit. */
 bool elf_file_cut(const struct elf_file *ef);

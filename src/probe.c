@@ -470,7 +470,8 @@ static bool mapped_copy(pid_t pid, const char *path, char *out, size_t len)
 	return found;
 }
 
-static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
+static int open_lib(const struct sw_pattern *p, struct debuginfod *remote,
+		    pid_t pid, struct sw_targets *t,
 		    struct elf_file **ef, char *err, size_t errlen)
 {
 	struct untrusted_skip sk = {};
@@ -507,7 +508,7 @@ static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 	if (!p->libpath)
 		return oom(err, errlen, "resolving", p->lib);
 	/* a debug file refused here is said when the symbolizer meets it */
-	e = elf_file_open_code(ef, path, &sk);
+	e = elf_file_open_code(ef, path, remote, &sk);
 	if (e && sk.why)
 		return fail(err, errlen, e, "cannot read %s: %s",
 			    untrusted_escape(shown, sizeof(shown), sk.what), sk.why);
@@ -533,18 +534,21 @@ static int open_lib(const struct sw_pattern *p, pid_t pid, struct sw_targets *t,
 	return 0;
 }
 
-static int resolve_uprobes(const struct sw_pattern *p, pid_t pid,
+static int resolve_uprobes(const struct sw_pattern *p,
+			   struct debuginfod *remote, pid_t pid,
 			   struct sw_targets *t, char *err, size_t errlen)
 {
 	struct sym_match m = { .p = p, .t = t };
 	struct elf_file *ef;
+	bool stripped;
 	int e;
 
-	e = open_lib(p, pid, t, &ef, err, errlen);
+	e = open_lib(p, remote, pid, t, &ef, err, errlen);
 	if (e)
 		return e;
 	m.ef = ef;
 	e = elf_file_find_syms(ef, match_sym, &m);
+	stripped = elf_file_stripped(ef);
 	elf_file_free(ef);
 	if (e == -ENOMEM)
 		return oom(err, errlen, "listing the functions of", p->libpath);
@@ -552,6 +556,12 @@ static int resolve_uprobes(const struct sw_pattern *p, pid_t pid,
 		return fail(err, errlen, e, "cannot read the symbols of %s: %s",
 			    p->libpath, strerror(-e));
 	t->matched = t->n;
+	if (!t->n && stripped)
+		return fail(err, errlen, -ENOENT, "no function matches \"%s\" in "
+			    "%s, which is stripped, and no debug file of it was "
+			    "found; install its debug symbols%s", p->name,
+			    p->libpath, remote ? "" : ", or set DEBUGINFOD_URLS "
+			    "to a debuginfod server that has them");
 	if (!t->n)
 		return fail(err, errlen, -ENOENT, "no function matches \"%s\" in "
 			    "%s; list them with: nm %s",
@@ -594,7 +604,7 @@ static int resolve_usdt(const struct sw_pattern *p,
 	size_t n = 0;
 	int e;
 
-	e = open_lib(p, pid, t, &ef, err, errlen);
+	e = open_lib(p, NULL, pid, t, &ef, err, errlen);
 	if (e)
 		return e;
 	e = usdt_probes(ef, &probes, &n);
@@ -670,8 +680,8 @@ int probe_pattern_check(const struct sw_pattern *p, const struct sw_features *f,
 
 int probe_targets_resolve(const struct sw_pattern *p,
 		       const struct sw_features *f, struct ksyms *kallsyms,
-		       pid_t pid, struct sw_targets *out, char *err,
-		       size_t errlen)
+		       struct debuginfod *remote, pid_t pid,
+		       struct sw_targets *out, char *err, size_t errlen)
 {
 	int e;
 
@@ -688,7 +698,7 @@ int probe_targets_resolve(const struct sw_pattern *p,
 		e = resolve_tracepoints(p, f, out, err, errlen);
 		break;
 	case SW_PAT_UPROBE:
-		e = resolve_uprobes(p, pid, out, err, errlen);
+		e = resolve_uprobes(p, remote, pid, out, err, errlen);
 		break;
 	default:
 		e = resolve_usdt(p, f, pid, out, err, errlen);

@@ -98,11 +98,15 @@ int probe_pattern_parse(const char *s, bool regex, struct sw_pattern *p,
 int probe_pattern_check(const struct sw_pattern *p, const struct sw_features *f,
 		     char *err, size_t errlen);
 struct ksyms;
-/* kallsyms: the kernel's symbols, for kernel functions (else unused) */
+struct debuginfod;
+/*
+ * kallsyms: the kernel's symbols, for kernel functions (else unused);
+ * remote: where to ask for a stripped binary's debug file (NULL: nowhere).
+ */
 int probe_targets_resolve(const struct sw_pattern *p,
 		       const struct sw_features *f, struct ksyms *kallsyms,
-		       pid_t pid, struct sw_targets *out, char *err,
-		       size_t errlen);
+		       struct debuginfod *remote, pid_t pid,
+		       struct sw_targets *out, char *err, size_t errlen);
 void probe_pattern_free(struct sw_pattern *p);
 void probe_targets_free(struct sw_targets *t);
 

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "session_int.h"
+#include "debuginfod.h"
 #include "interrupt.h"
 #include "ksyms.h"
 #include "outfile.h"
@@ -358,6 +359,10 @@ static int open_symbols(struct session *s)
 		symbolizer_set_budget(s->sym, (uint64_t)s->o.file_mb << 20);
 	if (!err)
 		symbolizer_on_skip(s->sym, session_warn_skip, s);
+	if (!err && !s->o.no_debuginfod)
+		err = debuginfod_new(&s->remote, s->o.tool);
+	if (!err)
+		symbolizer_set_debuginfod(s->sym, s->remote);
 	return err;
 }
 
@@ -777,8 +782,8 @@ int session_start(struct session *s)
 		s->o.pid = s->wo.pid = tgid;
 	}
 	e = probe_targets_resolve(&s->pat, &s->f, s->pat.type == SW_PAT_KPROBE ?
-			       kernel_symbols(s) : NULL, s->o.pid, &s->targets,
-			       err, sizeof(err));
+			       kernel_symbols(s) : NULL, s->remote, s->o.pid,
+			       &s->targets, err, sizeof(err));
 	if (stopped(s))
 		return stopped(s);
 	if (e)
@@ -1096,6 +1101,7 @@ void session_free(struct session *s)
 	if (s->hooks && s->hooks->free)
 		s->hooks->free(s);
 	symbolizer_free(s->sym);
+	debuginfod_free(s->remote);
 	procs_free(s->procs);
 	probe_targets_free(&s->targets);
 	probe_pattern_free(&s->pat);

@@ -31,6 +31,7 @@ struct session_opts {
 	long duration;			/* seconds; 0: until stopped */
 	bool perpid, kernel_only, user_only, debug, kernel_features;
 	bool no_demangle;		/* C++ and Rust names as in the file */
+	bool no_debuginfod;		/* DEBUGINFOD_URLS not asked */
 	bool small_keys;		/* STACKWALK_SMALL_KEYS=1: as on 4.18-5.10 */
 	bool no_find_vma;		/* STACKWALK_NO_FIND_VMA=1: as on 4.18-5.16 */
 	int walk_state;			/* STACKWALK_WALK_STATE: 0 kernel's, 1 cpu, 2 task */
@@ -58,6 +59,7 @@ struct session {
 	struct procs *procs;
 	struct sideband *sb;
 	struct symbolizer *sym;
+	struct debuginfod *remote;	/* NULL: no debuginfod to ask */
 	/* what the walker needs over the run besides its programs, or NULL */
 	const struct session_hooks *hooks;
 	struct session_walk *walk;	/* the hooks' state */
@@ -87,6 +89,7 @@ struct session {
 enum {
 	OPT_DEBUG = 256, OPT_WALKER, OPT_STORAGE, OPT_LEGACY, OPT_FEATURES,
 	OPT_NO_DEMANGLE, OPT_VERSION, OPT_UNWIND_MEMORY, OPT_FILE_MEMORY,
+	OPT_NO_DEBUGINFOD,
 	OPT_TOOL,			/* the first code free for a tool */
 };
 
@@ -103,6 +106,7 @@ enum {
 	{ "legacy", optional_argument, NULL, OPT_LEGACY },		\
 	{ "kernel-features", no_argument, NULL, OPT_FEATURES },		\
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },		\
+	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },	\
 	{ "version", no_argument, NULL, OPT_VERSION },			\
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },	\
 	{ "file-memory", required_argument, NULL, OPT_FILE_MEMORY }

@@ -2,6 +2,7 @@
 /* What was lost: the kernel side's counts and the frontend's, said once. */
 #include <stdio.h>
 #include <string.h>
+#include "debuginfod.h"
 #include "session_int.h"
 #include "output.h"
 #include "procs.h"
@@ -157,5 +158,6 @@ void session_report_losses(struct session *s)
 		s->hooks->end(s);
 	if (s->sym)
 		report_cut(s);
+	debuginfod_report(s->remote, stderr);
 }
 

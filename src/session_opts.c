@@ -121,6 +121,7 @@ int session_option(struct session_opts *o, int c, const char *arg)
 	case 'U': o->user_only = true; return 0;
 	case OPT_DEBUG: o->debug = true; return 0;
 	case OPT_NO_DEMANGLE: o->no_demangle = true; return 0;
+	case OPT_NO_DEBUGINFOD: o->no_debuginfod = true; return 0;
 	case OPT_FEATURES: o->kernel_features = true; return 0;
 	case OPT_VERSION:
 		/* as -h does: nothing else on the line matters */

@@ -41,7 +41,8 @@ static const char usage[] =
 "                  [--walker {auto,cfi,getstack,stackmap,fp}]\n"
 "                  [--stack-storage-size SIZE] [--unwind-memory MB]\n"
 "                  [--file-memory MB] [--legacy[=VERSION]]\n"
-"                  [--kernel-features] [--no-demangle] [--version]\n"
+"                  [--kernel-features] [--no-demangle] [--no-debuginfod]\n"
+"                  [--version]\n"
 "                  pattern [-- COMMAND [ARG ...]]\n";
 
 static const char help[] =
@@ -98,6 +99,8 @@ static const char help[] =
 "  --kernel-features     print what this kernel offers and the walker it\n"
 "                        gets, then exit\n"
 "  --no-demangle         keep C++ and Rust names as they are in the binary\n"
+"  --no-debuginfod       do not ask the DEBUGINFOD_URLS servers for the debug\n"
+"                        files of stripped binaries\n"
 "  --version             print the version and exit\n"
 "\n"
 "examples:\n"

@@ -32,7 +32,7 @@ static const char usage[] =
 "                  [--stack-storage-size SIZE] [--unwind-memory MB]\n"
 "                  [--file-memory MB] [--legacy[=VERSION]]\n"
 "                  [--json] [--debug] [--kernel-features] [--no-demangle]\n"
-"                  [--version]\n"
+"                  [--no-debuginfod] [--version]\n"
 "                  function [-- COMMAND [ARG ...]]\n";
 
 static const char help[] =
@@ -75,6 +75,8 @@ static const char help[] =
 "  --file-memory MB   room for the symbols of files that users other than\n"
 "                     root can write, and their perf maps (default 64)\n"
 "  --no-demangle      keep C++ and Rust names as they are in the binary\n"
+"  --no-debuginfod    do not ask the DEBUGINFOD_URLS servers for the debug\n"
+"                     files of stripped binaries\n"
 "  --legacy[=VERSION] behave as on a VERSION kernel (4.1-4.5, default 4.4)\n"
 "  --debug            print the BPF program and why its walker was chosen\n"
 "  --kernel-features  print what this kernel offers, then exit\n"

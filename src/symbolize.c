@@ -83,6 +83,7 @@ struct symbolizer {
 	struct htab files;	/* of struct file_slot */
 	/* for files and perf maps that users other than root can write */
 	struct untrusted_budget budget;
+	struct debuginfod *remote;	/* NULL: debug files from here only */
 	size_t files_cut;
 	uint64_t frames_cut;	/* named [unknown] for want of budget */
 	/* the kernel's vDSO, as this process has it, and its symbols */
@@ -183,6 +184,11 @@ static void skipped(struct symbolizer *s, const struct untrusted_skip *sk)
 		s->on_skip(s->on_skip_ctx, sk->what, sk->why);
 }
 
+void symbolizer_set_debuginfod(struct symbolizer *s, struct debuginfod *d)
+{
+	s->remote = d;
+}
+
 void symbolizer_set_budget(struct symbolizer *s, uint64_t bytes)
 {
 	s->budget.limit = bytes;
@@ -261,7 +267,8 @@ static struct file_slot *file_slot(struct symbolizer *s,
  * is not compared: btrfs subvolumes and overlayfs report different ones
  * to stat() and to /proc/PID/maps.
  */
-static struct elf_file *open_checked(const char *path, struct file_slot *f,
+static struct elf_file *open_checked(struct symbolizer *s, const char *path,
+				     struct file_slot *f,
 				     struct untrusted_skip *sk, bool *cut)
 {
 	struct elf_file *ef;
@@ -278,7 +285,7 @@ static struct elf_file *open_checked(const char *path, struct file_slot *f,
 		f->igen = igen;
 		f->igen_known = true;
 	}
-	err = elf_file_open(&ef, path, sk);
+	err = elf_file_open(&ef, path, s->remote, sk);
 	*cut |= err == -EDQUOT || (!err && elf_file_cut(ef));
 	return err ? NULL : ef;
 }
@@ -292,7 +299,7 @@ static void open_slot(struct symbolizer *s, struct file_slot *f,
 	f->ef = NULL;
 	for (int i = 0; i < n && !f->ef; i++) {
 		f->cut = false;
-		f->ef = open_checked(paths[i], f, &sk, &f->cut);
+		f->ef = open_checked(s, paths[i], f, &sk, &f->cut);
 	}
 	s->files_cut += f->cut;
 	skipped(s, &sk);

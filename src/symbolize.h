@@ -75,6 +75,9 @@ void symbolizer_on_skip(struct symbolizer *s, symbolizer_skip_fn fn,
  * set), all of them together, for the life of the symbolizer.
  */
 void symbolizer_set_budget(struct symbolizer *s, uint64_t bytes);
+/* Where to ask for the debug files of stripped binaries; borrowed. */
+struct debuginfod;
+void symbolizer_set_debuginfod(struct symbolizer *s, struct debuginfod *d);
 /* What did not fit in that room, for the one line the tool says of it. */
 struct symbolizer_cut {
 	uint64_t limit;		/* the room, bytes */

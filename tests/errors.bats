@@ -130,7 +130,7 @@ broken_shstrndx() {
 	f=$(broken_shstrndx)
 	expect_error 1 "cannot read the section names of $f: its section header string table index (SHN_XINDEX) points into a section header that is not there" "u:$f:probe"
 	# no section headers, so no symbol table: nothing to match
-	expect_error 1 "no function matches \"work\" in $f; list them with: nm $f" "$f:work"
+	expect_error 1 "no function matches \"work\" in $f, which is stripped, and no debug file of it was found; install its debug symbols, or set DEBUGINFOD_URLS to a debuginfod server that has them" "$f:work"
 }
 
 # unprobeable waits for its N on a fifo: a uprobe is checked where it is

@@ -7,6 +7,8 @@ TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 # Debug symbols a machine happens to have installed (libc6-dbg, say) would
 # name frames the tests expect as [unknown]: none, unless a test says so.
 export STACKWALK_DEBUG_DIR=${BATS_SUITE_TMPDIR:-/tmp}/no-debug-files
+# Nor servers the machine is set to ask (Debian sets this for login shells).
+unset DEBUGINFOD_URLS
 SC=$TOP/build/stackcount
 W=$TOP/build/tests/workloads
 

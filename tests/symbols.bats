@@ -10,6 +10,7 @@ setup() {
 
 teardown() {
 	teardown_processes
+	[ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
 	# the jit workload's maps only: other processes' are not ours to remove
 	grep -l jitted_hot_loop /tmp/perf-*.map 2>/dev/null | xargs -r rm -f
 }
@@ -18,9 +19,10 @@ folded_via_b() {	# BINARY [ARGS...]: stackcount -f on via_b of BINARY
 	run --separate-stderr "$SC" -f -U "$1:via_b" -- "$@"
 }
 
-# A copy of paths with every symbol table stripped; its debug file beside.
+# A copy of paths (or of $2) with every symbol table stripped; its debug
+# file beside.
 stripped() {
-	cp "$W/paths" "$D/$1"
+	cp "${2:-$W/paths}" "$D/$1"
 	objcopy --only-keep-debug "$D/$1" "$D/$1.debug"
 	strip --strip-all "$D/$1"
 	! nm "$D/$1" 2>/dev/null | grep -q via_b || false
@@ -33,7 +35,7 @@ stripped() {
 	echo "$output" | grep -Eq '^  [0-9a-f]+ +cfi +\[unknown\] \(bare\+0x[0-9a-f]+\)$'
 	run --separate-stderr "$SC" -U "$D/bare:via_b"
 	[ "$status" -eq 1 ]
-	[[ "$stderr" == *"no function matches \"via_b\""* ]]
+	[ "$stderr" = "stackcount: no function matches \"via_b\" in $D/bare, which is stripped, and no debug file of it was found; install its debug symbols, or set DEBUGINFOD_URLS to a debuginfod server that has them" ]
 }
 
 @test "debug file by build-id: attaching and naming through it" {
@@ -56,6 +58,82 @@ stripped() {
 	echo x >> "$D/bylink.debug"
 	run --separate-stderr "$SC" -U "$D/bylink:via_b"
 	[ "$status" -eq 1 ]
+}
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# elfutils' debuginfod serving the files of directory $1 on $PORT, once it
+# has indexed debug file $2 (bounded: the scan of one file takes moments).
+start_debuginfod() {
+	local i id
+	PORT=$(free_port)
+	debuginfod -F "$1" -p "$PORT" -d "$D/index.sqlite" -t 0 -g 0 \
+		> "$D/debuginfod.log" 2>&1 &
+	SERVER_PID=$!
+	id=$(readelf -n "$2" | awk '/Build ID/ { print $3 }')
+	for ((i = 0; i < 300; i++)); do
+		# a cache of its own per try: a miss is remembered for 10 minutes
+		DEBUGINFOD_URLS=http://127.0.0.1:$PORT DEBUGINFOD_CACHE_PATH=$D/ready$i \
+			debuginfod-find debuginfo "$id" > /dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	cat "$D/debuginfod.log"
+	return 1
+}
+
+@test "debug file from a debuginfod server only: probed and named through it, cached as gdb caches it" {
+	# static: glibc's own functions are named from the same debug file
+	stripped remote "$W/static/paths"
+	mkdir "$D/served"
+	mv "$D/remote.debug" "$D/served/"
+	start_debuginfod "$D/served" "$D/served/remote.debug"
+	export DEBUGINFOD_URLS=http://127.0.0.1:$PORT DEBUGINFOD_CACHE_PATH=$D/cache
+	folded_via_b "$D/remote" 2
+	[ "$status" -eq 0 ]
+	[ "$output" = "remote;_start;__libc_start_main;__libc_start_call_main;main;via_b 4" ]
+	[ -z "$stderr" ]
+	id=$(readelf -n "$D/remote" | awk '/Build ID/ { print $3 }')
+	cmp "$D/cache/$id/debuginfo" "$D/served/remote.debug"
+	# from the cache, as gdb and perf would take it, with the server gone
+	kill "$SERVER_PID"
+	wait "$SERVER_PID" || true
+	SERVER_PID=
+	folded_via_b "$D/remote" 1
+	[ "$status" -eq 0 ]
+	[ "$output" = "remote;_start;__libc_start_main;__libc_start_call_main;main;via_b 2" ]
+	# off: not asked, so not found
+	run --separate-stderr "$SC" --no-debuginfod -U "$D/remote:via_b"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"no function matches \"via_b\" in $D/remote, which is stripped"* ]]
+}
+
+@test "debuginfod down: the run works, and one line says which names are missing and why" {
+	stripped remote "$W/static/paths"
+	export DEBUGINFOD_URLS=http://127.0.0.1:$(free_port) DEBUGINFOD_CACHE_PATH=$D/cache
+	run --separate-stderr "$SC" -f -U t:syscalls:sys_enter_getppid -- "$D/remote" 1
+	[ "$status" -eq 0 ]
+	# the stack walked whole, its frames unnamed (static: no .dynsym)
+	[ "$output" = "remote;[unknown];[unknown];[unknown];[unknown];[unknown];[unknown] 1" ]
+	[ "$stderr" = "stackcount: the debug symbols of 1 binary ($D/remote) were not fetched, so its frames may show as [unknown]: the servers of DEBUGINFOD_URLS could not be asked: Connection refused; fix that, or pass --no-debuginfod not to ask" ]
+}
+
+@test "debuginfod that never answers: each fetch bounded, a progress line on a terminal, then one line" {
+	stripped remote "$W/static/paths"
+	PORT=$(free_port)
+	# accepts, and says nothing
+	python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
+print("listening", flush=True)
+c = [s.accept() for _ in range(8)]; time.sleep(600)' "$PORT" > "$D/server.out" &
+	SERVER_PID=$!
+	wait_for '^listening' "$D/server.out"
+	export DEBUGINFOD_URLS=http://127.0.0.1:$PORT DEBUGINFOD_CACHE_PATH=$D/cache DEBUGINFOD_TIMEOUT=1
+	script -qec "$SC -f -U t:syscalls:sys_enter_getppid -- $D/remote 1" /dev/null > "$D/tty"
+	# the line while it waited, wiped before the stacks
+	grep -aq "^stackcount: fetching the debug file of $D/remote from debuginfod\.\.\."$'\r\033\[K'"remote;" "$D/tty"
+	grep -aq "^stackcount: the debug symbols of 1 binary ($D/remote) were not fetched, so its frames may show as \[unknown\]: a fetch took longer than 1 s; fix that" "$D/tty"
 }
 
 # Fedora's MiniDebugInfo: the symbols .dynsym lacks, xz-compressed inside

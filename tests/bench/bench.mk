@@ -32,10 +32,10 @@ $(BENCH_DIR)/floor.skel.h: $(BENCH_DIR)/floor.bpf.o
 
 $(BENCH_DIR)/floor: tests/bench/floor.c $(BENCH_DIR)/floor.skel.h \
 		compat/attach.c compat/tracefs.c compat/kfeatures.c compat/kversion.c \
-		src/elf_file.c src/debuginfo.c src/untrusted.c src/vec.c
+		src/elf_file.c src/debuginfo.c src/debuginfod.c src/untrusted.c src/vec.c
 	$(CC) $(CFLAGS) -I$(BENCH_DIR) -o $@ tests/bench/floor.c compat/attach.c \
 		compat/tracefs.c compat/kfeatures.c compat/kversion.c src/elf_file.c \
-		src/debuginfo.c src/untrusted.c src/vec.c $(LDFLAGS) $(LDLIBS)
+		src/debuginfo.c src/debuginfod.c src/untrusted.c src/vec.c $(LDFLAGS) $(LDLIBS)
 
 # bpftrace runs beside us when Debian has it
 $(BENCH_DIR)/.bpftrace:

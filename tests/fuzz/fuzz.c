@@ -245,7 +245,7 @@ static void open_elf(const char *path)
 	struct untrusted_skip sk = { 0 };
 	struct elf_file *ef;
 
-	if (elf_file_open(&ef, path, &sk))
+	if (elf_file_open(&ef, path, NULL, &sk))
 		return;
 	use_elf(ef);
 	elf_file_free(ef);

@@ -14,7 +14,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_BIN     := $(FUZZ_DIR)/fuzz
 FUZZ_SEEDS   := $(FUZZ_DIR)/seeds
-FUZZ_SRCS    := src/elf_file.c src/debuginfo.c src/perfmap.c src/untrusted.c src/elf_image.c src/usdt.c src/vec.c \
+FUZZ_SRCS    := src/elf_file.c src/debuginfo.c src/debuginfod.c src/perfmap.c src/untrusted.c src/elf_image.c src/usdt.c src/vec.c \
                 src/cfi.c
 FUZZ_CFLAGS  := -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all

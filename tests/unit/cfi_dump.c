@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc || argc - optind > 2)
 		goto usage;
-	err = elf_file_open(&ef, argv[optind], &sk);
+	err = elf_file_open(&ef, argv[optind], NULL, &sk);
 	if (err) {
 		fprintf(stderr, "cfi_dump: %s: %s%s%s\n", argv[optind],
 			sk.why ? sk.why : strerror(-err), sk.why ? ": " : "",

@@ -2,7 +2,7 @@
 # Included by the top Makefile, which provides CC, CFLAGS and BUILD.
 # Run as root:  build/tests/test_syms   (or: make test-syms)
 
-SYMS_SRCS := src/elf_file.c src/debuginfo.c src/demangle.c src/perfmap.c src/usdt.c src/ksyms.c src/procs.c \
+SYMS_SRCS := src/elf_file.c src/debuginfo.c src/debuginfod.c src/demangle.c src/perfmap.c src/usdt.c src/ksyms.c src/procs.c \
 	     src/sideband.c src/symbolize.c src/libpath.c src/untrusted.c src/elf_image.c src/vec.c src/htab.c
 SYMS_HDRS := $(SYMS_SRCS:.c=.h)
 # the tool links libelf and zlib statically; so does its test
