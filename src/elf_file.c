@@ -6,6 +6,7 @@
 #include "vec.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -293,10 +294,16 @@ static int add_tables(struct elf_file *ef, Elf *elf, struct elf_image *img,
 	return 0;
 }
 
-/* A relocated GOT slot and the dynamic symbol it is for. */
+/*
+ * A relocated GOT slot and the dynamic symbol it is for; name NULL for an
+ * IRELATIVE one, filled by the resolver at addend (an ifunc of the file's
+ * own, such as glibc's calls of its own memcpy), which gdb names
+ * *ABS*+0xADDEND@plt.
+ */
 struct slot {
 	uint64_t addr;
 	const char *name;
+	uint64_t addend;
 };
 
 static int by_slot(const void *a, const void *b)
@@ -334,13 +341,17 @@ static int got_slots(Elf *elf, struct slot **out, size_t *n)
 			if (!gelf_getrela(data, (int)i, &r))
 				continue;
 			type = GELF_R_TYPE(r.r_info);
-			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
-			    !sd || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &s) ||
-			    !(name = elf_strptr(elf, sym_sh.sh_link, s.st_name)) || !*name)
+			if (type == R_X86_64_IRELATIVE)
+				name = NULL;
+			else if ((type != R_X86_64_JUMP_SLOT &&
+				  type != R_X86_64_GLOB_DAT) || !sd ||
+				 !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &s) ||
+				 !(name = elf_strptr(elf, sym_sh.sh_link, s.st_name)) ||
+				 !*name)
 				continue;
 			if (VEC_GROW(*out, *n, cap, 64))
 				return -ENOMEM;
-			(*out)[(*n)++] = (struct slot){ r.r_offset, name };
+			(*out)[(*n)++] = (struct slot){ r.r_offset, name, r.r_addend };
 		}
 	}
 	if (*n)
@@ -366,10 +377,10 @@ static uint64_t entry_slot(const uint8_t *code, size_t len, uint64_t addr)
 	return 0;
 }
 
-/* A PLT entry found: where, how long, and the function it jumps to. */
+/* A PLT entry found: where, how long, and the slot it jumps through. */
 struct plt_entry {
 	uint64_t addr, size;
-	const char *func;
+	const struct slot *slot;
 };
 
 /* The PLT entries of ef whose GOT slot a relocation names, in *out. */
@@ -409,7 +420,7 @@ static int plt_entries(struct elf_file *ef, const struct slot *slots,
 			if (VEC_GROW(*out, *n, cap, 64))
 				return -ENOMEM;
 			(*out)[(*n)++] = (struct plt_entry){ sh.sh_addr + off, step,
-							     hit->name };
+							     hit };
 		}
 	}
 	return 0;
@@ -429,7 +440,8 @@ static int add_plt(struct elf_file *ef, size_t *cap)
 	if (!err && nslots)
 		err = plt_entries(ef, slots, nslots, &v, &n);
 	for (size_t i = 0; i < n; i++)
-		len += strlen(v[i].func) + sizeof("@plt");
+		len += (v[i].slot->name ? strlen(v[i].slot->name) :
+			sizeof("*ABS*+0x") + 16) + sizeof("@plt");
 	if (!err && n && ef->img && !elf_image_charge(ef->img, n * SYM_COST + len))
 		err = -EDQUOT;
 	if (!err && n && !(ef->plt_names = malloc(len)))
@@ -442,11 +454,15 @@ static int add_plt(struct elf_file *ef, size_t *cap)
 			err = -ENOMEM;
 			break;
 		}
-		at += sprintf(name, "%s@plt", v[i].func) + 1;
+		if (v[i].slot->name)
+			at += sprintf(name, "%s@plt", v[i].slot->name) + 1;
+		else
+			at += sprintf(name, "*ABS*+0x%" PRIx64 "@plt",
+				      v[i].slot->addend) + 1;
 		e = &ef->syms[ef->nr_syms++];
 		*e = (struct entry){
 			.sym = { v[i].addr, v[i].size, name },
-			.rank = alias_rank(STB_GLOBAL, v[i].func),
+			.rank = alias_rank(STB_GLOBAL, name),
 			.end = v[i].addr + v[i].size,
 		};
 	}

@@ -285,3 +285,20 @@ PY
 		[[ "$output" == "paths;"*";main;syscalls;getppid@plt 3" ]]
 	done
 }
+
+# glibc calls its own ifuncs (strrchr, memcpy...) through PLT entries whose
+# GOT slot an IRELATIVE relocation fills: no symbol, only the resolver's
+# address, which gdb and objdump show as *ABS*+0xADDEND@plt.
+@test "IRELATIVE PLT entries (glibc calling its own ifuncs): probed, and named as gdb names them" {
+	run --separate-stderr "$SC" --json -U 'c:*ABS*@plt' -- "$W/paths" 1
+	[ "$status" -eq 0 ]
+	jq -r '.stacks[].frames[0] | "\(.name) \(.module_offset) \(.path)"' <<< "$output" > "$D/ours"
+	cat "$D/ours"
+	[ -s "$D/ours" ]
+	while read -r name off path; do
+		[[ "$name" == '*ABS*+0x'*'@plt' ]]
+		gdb -batch -ex "info symbol $off" "$path" 2>/dev/null | tail -1 > "$D/gdb"
+		cat "$D/gdb"
+		[[ "$(cat "$D/gdb")" == "$name in section .plt of "* ]]
+	done < "$D/ours"
+}
