@@ -39,7 +39,7 @@ LDLIBS    := -lbpf -lelf -llzma -lz -liberty
 BPFCFLAGS  = -O2 -g -target bpf -mcpu=v1 -D__TARGET_ARCH_x86 -Wall -Werror \
              -I/usr/include/$(shell $(CC) -dumpmachine) -Ibpf -I$(BUILD)/gen
 
-WALKERS   := getstack stackmap fp
+WALKERS   := getstack cfi stackmap fp
 BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o)
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h)
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
@@ -97,14 +97,14 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(GEN) | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CLANG) $(BPFCFLAGS) -c $< -o $@
 
-# The fp walker must load on 4.1-4.5, and getstack's programs (the cfi
-# walk's among them) on 4.18-5.1's 4,096 instructions: the build fails if
-# either could not.
+# The fp walker must load on 4.1-4.5, and the getstack and cfi walkers'
+# programs on 4.18-5.1's 4,096 instructions each: the build fails if any
+# could not.
 $(BUILD)/bpf/fp.checked: $(BUILD)/bpf/fp.bpf.o $(BUILD)/legacy_limits
 	$(BUILD)/legacy_limits $< > $@.log || { cat $@.log; exit 1; }
 	@touch $@
 
-$(BUILD)/bpf/getstack.checked: $(BUILD)/bpf/getstack.bpf.o $(BUILD)/legacy_limits
+$(BUILD)/bpf/getstack.checked $(BUILD)/bpf/cfi.checked: $(BUILD)/bpf/%.checked: $(BUILD)/bpf/%.bpf.o $(BUILD)/legacy_limits
 	$(BUILD)/legacy_limits --insns $< > $@.log || { cat $@.log; exit 1; }
 	@touch $@
 
@@ -116,11 +116,11 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 $(BUILD)/gen/sources.c: gen/embed.py bpf/stackwalk.h bpf/common.bpf.h \
-		bpf/getstack.bpf.c bpf/stackmap.bpf.c bpf/fp.bpf.c bpf/cfi.h \
-		bpf/cfi_walk.bpf.h $(GEN)
+		bpf/getstack.bpf.h bpf/getstack.bpf.c bpf/cfi.bpf.c \
+		bpf/stackmap.bpf.c bpf/fp.bpf.c bpf/cfi.h bpf/cfi_walk.bpf.h $(GEN)
 	$(PYTHON) gen/embed.py $@ \
-		cfi=bpf/stackwalk.h,bpf/common.bpf.h,bpf/cfi.h,bpf/cfi_walk.bpf.h,bpf/getstack.bpf.c \
-		getstack=bpf/stackwalk.h,bpf/common.bpf.h,bpf/cfi.h,bpf/cfi_walk.bpf.h,bpf/getstack.bpf.c \
+		cfi=bpf/stackwalk.h,bpf/common.bpf.h,bpf/cfi.h,bpf/cfi_walk.bpf.h,bpf/getstack.bpf.h,bpf/cfi.bpf.c \
+		getstack=bpf/stackwalk.h,bpf/common.bpf.h,bpf/getstack.bpf.h,bpf/getstack.bpf.c \
 		stackmap=bpf/stackwalk.h,bpf/common.bpf.h,bpf/stackmap.bpf.c \
 		fp=bpf/stackwalk.h,bpf/common.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/fp.bpf.c
 
@@ -149,7 +149,7 @@ $(BUILD)/obj/%.o: %.c $(SKELS) $(GEN) $(wildcard src/*.h compat/*.h bpf/*.h) | $
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # One mechanism, two front ends.
-$(BUILD)/stackcount $(BUILD)/stacksnoop: $(BUILD)/%: $(BUILD)/obj/src/%.o $(SW_OBJS) $(BUILD)/bpf/fp.checked $(BUILD)/bpf/getstack.checked
+$(BUILD)/stackcount $(BUILD)/stacksnoop: $(BUILD)/%: $(BUILD)/obj/src/%.o $(SW_OBJS) $(BUILD)/bpf/fp.checked $(BUILD)/bpf/getstack.checked $(BUILD)/bpf/cfi.checked
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
 # The installed pages carry the version in their footer.

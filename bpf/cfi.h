@@ -48,7 +48,7 @@
  *
  * Cost: a frame is about 800 instructions (the searches, the rule, its
  * reads), so a walk program takes 4 frames within 4.x's 4096 and tail-
- * calls the next (bpf/getstack.bpf.c).
+ * calls the next (bpf/cfi.bpf.c).
  *
  * Applying a row (sp, bp: the frame's %rsp and %rbp; cfa in bytes is
  * 8 * r->cfa):

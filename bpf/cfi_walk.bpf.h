@@ -6,8 +6,8 @@
  * covers a PC.  Straight code, one frame at a time (cfi_step()): the
  * walk goes on through tail calls, a few frames a program, so that no
  * kernel needs to take a loop (5.3) and every program stays within 4.x's
- * 4096 instructions.  Included by getstack.bpf.c, whose keys and counts
- * it shares: only how the user frames are found differs.
+ * 4096 instructions.  Included by cfi.bpf.c, which shares getstack's keys
+ * and counts: only how the user frames are found differs.
  */
 #ifndef SW_CFI_WALK_BPF_H
 #define SW_CFI_WALK_BPF_H

@@ -80,7 +80,7 @@ static __always_inline int sm_event(void *ctx, __u64 sp, const int kentry,
 	return 0;
 }
 
-/* As in getstack.bpf.c: counting programs, and emitting ones (_e). */
+/* As in getstack.bpf.h: counting programs, and emitting ones (_e). */
 #define SM_PROGRAMS(sfx, emit)						\
 SEC("kprobe") int sm_kprobe##sfx(struct pt_regs *ctx)			\
 {									\

@@ -79,7 +79,7 @@ struct sw_features {
 	 * (so that they may sleep): on a kernel that preempts, another task
 	 * can run on the CPU in the middle of one, or between its tail calls,
 	 * and use the CPU's scratch maps.  Then a walk keeps its state in its
-	 * thread's own map entry (bpf/getstack.bpf.c).  preempt_why: how the
+	 * thread's own map entry (bpf/getstack.bpf.h).  preempt_why: how the
 	 * preemption model was learned.
 	 */
 	bool uprobe_preemptible;

@@ -4,17 +4,17 @@
  * walker has them, user frames unwound in BPF from the binaries' own
  * unwind tables (.eh_frame), which the frontend loads into maps
  * (src/unwind.c).  So code built without frame pointers, frameless leaf
- * functions and probes before a prologue all give their callers.  Same
- * object, keys and counts as getstack (bpf/getstack.bpf.c's gs_cfi_*):
- * a first program per role takes the kernel frames and the user
- * registers, then walk programs tail-call one another, a few frames each.
+ * functions and probes before a prologue all give their callers.  Its own
+ * object (bpf/cfi.bpf.c), with getstack's keys and counts: a first
+ * program per role takes the kernel frames and the user registers, then
+ * walk programs tail-call one another, a few frames each.
  */
 #include <errno.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "walker_int.h"
 #include "cfi.h"
-#include "getstack.skel.h"
+#include "cfi.skel.h"
 
 static bool cfi_refuse(const struct sw_features *f, const struct walker_need *n,
 		       char *msg, size_t len)
@@ -42,34 +42,33 @@ static const char *cfi_why(const struct sw_features *f, const struct walker_need
 	       "of frames";
 }
 
-/* getstack's object, with the cfi walker's maps on */
 static int cfi_open(struct walker *w)
 {
-	const struct getstack_bpf *s;
-	int err = walker_getstack_open(w);
+	struct cfi_bpf *s = cfi_bpf__open();
 
-	if (err)
-		return err;
-	s = w->skel;
+	if (!s)
+		return -errno;
+	WALKER_COMMON(w, s);
+	w->gs = WALKER_GS_PARTS(s);
 	w->cfi_rows = s->maps.cfi_rows;
 	w->cfi_procs = s->maps.cfi_procs;
 	w->vma = w->f->helper_find_vma;
 	if (w->vma)
 		w->cfi_files = s->maps.cfi_files;
-	bpf_map__set_autocreate(w->cfi_rows, true);
-	bpf_map__set_autocreate(w->cfi_procs, true);
 	bpf_map__set_autocreate(s->maps.cfi_files, w->vma);
-	bpf_map__set_autocreate(s->maps.cfi_state, true);
-	bpf_map__set_autocreate(s->maps.cfi_tails_kp, true);
-	bpf_map__set_autocreate(s->maps.cfi_tails_tp, true);
 	bpf_map__set_max_entries(w->cfi_rows, cfi_rows_in(w->o.unwind_mb));
-	return 0;
+	return walker_gs_open(w);
+}
+
+static void cfi_destroy(struct walker *w)
+{
+	cfi_bpf__destroy(w->skel);
 }
 
 static struct bpf_program *cfi_prog(const struct walker *w, enum sw_role role,
 				    bool uentry)
 {
-	const struct getstack_bpf *s = w->skel;
+	const struct cfi_bpf *s = w->skel;
 
 	switch (role) {
 	case SW_ROLE_KPROBE:
@@ -93,7 +92,7 @@ static struct bpf_program *cfi_prog(const struct walker *w, enum sw_role role,
 static void walk_progs(const struct walker *w, struct bpf_program **kp,
 		       struct bpf_program **tp)
 {
-	const struct getstack_bpf *s = w->skel;
+	const struct cfi_bpf *s = w->skel;
 
 	if (w->vma) {
 		*kp = WALKER_GS_PROG(w, s, gs_cfi_walk_vma_kp);
@@ -114,7 +113,7 @@ static __u32 walk_slot(const struct walker *w)
 
 static void cfi_choose(struct walker *w)
 {
-	const struct getstack_bpf *s = w->skel;
+	const struct cfi_bpf *s = w->skel;
 	struct bpf_program *kp, *tp;
 
 	walker_getstack_choose(w);
@@ -128,13 +127,13 @@ static void cfi_choose(struct walker *w)
 
 /*
  * Processes' mapping lists follow fork, exec and exit in the kernel
- * (bpf/getstack.bpf.c says how), so a child of fork is walked from its
+ * (bpf/cfi.bpf.c says how), so a child of fork is walked from its
  * first event, a process the frontend has not read yet never with
  * another image's tables.
  */
 static int cfi_attach(struct walker *w)
 {
-	const struct getstack_bpf *s = w->skel;
+	const struct cfi_bpf *s = w->skel;
 	int err;
 
 	err = walker_getstack_attach(w);
@@ -152,7 +151,7 @@ static int cfi_attach(struct walker *w)
 
 static int cfi_loaded(struct walker *w)
 {
-	const struct getstack_bpf *s = w->skel;
+	const struct cfi_bpf *s = w->skel;
 	struct bpf_program *kp, *tp;
 	__u32 slot = walk_slot(w);
 	int fd;
@@ -186,7 +185,7 @@ const struct walker_desc walker_cfi = {
 	.refuse = cfi_refuse,
 	.why = cfi_why,
 	.open = cfi_open,
-	.destroy = walker_getstack_destroy,
+	.destroy = cfi_destroy,
 	.prog = cfi_prog,
 	.choose = cfi_choose,
 	.loaded = cfi_loaded,

@@ -3,7 +3,7 @@
  * The getstack walker (4.18+): bpf_get_stack copies both sides' frames
  * into the key itself, so a count is keyed by its exact raw frames.  Where
  * hash keys are at most 512 bytes (before 5.11) the frames are interned in
- * chunks instead, and the key holds the chunk ids (bpf/getstack.bpf.c).
+ * chunks instead, and the key holds the chunk ids (bpf/getstack.bpf.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,50 +28,45 @@ static const char *gs_why(const struct sw_features *f, const struct walker_need 
 	       "bytes: exact interned chunks of frames";
 }
 
-int walker_getstack_open(struct walker *w)
+int walker_gs_open(struct walker *w)
 {
-	struct getstack_bpf *s = getstack_bpf__open();
-	struct bpf_map *classes[SW_GS_CLASSES];
+	const struct walker_gs_parts *g = &w->gs;
 
-	if (!s)
-		return -errno;
-	WALKER_COMMON(w, s);
-	classes[0] = s->maps.counts_4;
-	classes[1] = s->maps.counts_8;
-	classes[2] = s->maps.counts_16;
-	classes[3] = s->maps.counts_32;
-	classes[4] = s->maps.counts_64;
-	classes[5] = s->maps.counts_256;
-	/* the cfi walker's maps: its open turns them on (walker_cfi.c) */
-	bpf_map__set_autocreate(s->maps.cfi_rows, false);
-	bpf_map__set_autocreate(s->maps.cfi_procs, false);
-	bpf_map__set_autocreate(s->maps.cfi_state, false);
-	bpf_map__set_autocreate(s->maps.cfi_tails_kp, false);
-	bpf_map__set_autocreate(s->maps.cfi_tails_tp, false);
 	/* one mode's maps: the other's may not exist on this kernel */
 	w->small = !w->f->map_big_keys;
 	/* small keys are 4.18-5.10's, whose uprobe programs are not preempted */
 	w->per_task = w->f->walk_per_task && !w->small;
-	bpf_map__set_autocreate(s->maps.walks, w->per_task);
-	bpf_map__set_autocreate(s->maps.walk_zero, w->per_task);
+	bpf_map__set_autocreate(g->walks, w->per_task);
+	bpf_map__set_autocreate(g->walk_zero, w->per_task);
 	for (int i = 0; i < SW_GS_CLASSES; i++) {
 		if (w->small)
-			bpf_map__set_autocreate(classes[i], false);
+			bpf_map__set_autocreate(g->classes[i], false);
 		else
-			w->counts[w->ncounts++] = classes[i];
+			w->counts[w->ncounts++] = g->classes[i];
 	}
 	if (w->small) {
-		w->counts[w->ncounts++] = s->maps.counts;
-		w->chunks = s->maps.chunks;
+		w->counts[w->ncounts++] = g->counts;
+		w->chunks = g->chunks;
 	} else {
-		bpf_map__set_autocreate(s->maps.counts, false);
-		bpf_map__set_autocreate(s->maps.chunks, false);
-		bpf_map__set_autocreate(s->maps.scratch_small, false);
+		bpf_map__set_autocreate(g->counts, false);
+		bpf_map__set_autocreate(g->chunks, false);
+		bpf_map__set_autocreate(g->scratch_small, false);
 	}
 	return 0;
 }
 
-void walker_getstack_destroy(struct walker *w)
+static int gs_open(struct walker *w)
+{
+	struct getstack_bpf *s = getstack_bpf__open();
+
+	if (!s)
+		return -errno;
+	WALKER_COMMON(w, s);
+	w->gs = WALKER_GS_PARTS(s);
+	return walker_gs_open(w);
+}
+
+static void gs_destroy(struct walker *w)
 {
 	getstack_bpf__destroy(w->skel);
 }
@@ -94,33 +89,28 @@ static struct bpf_program *gs_prog(const struct walker *w, enum sw_role role,
 
 void walker_getstack_choose(struct walker *w)
 {
-	const struct getstack_bpf *s = w->skel;
 	bool counting = bpf_map__autocreate(w->counts[0]);
 
 	if (w->small)
-		bpf_map__set_autocreate(s->maps.scratch_small, counting);
+		bpf_map__set_autocreate(w->gs.scratch_small, counting);
 	if (w->chunks)
 		bpf_map__set_autocreate(w->chunks, counting);
-	walker_want(w, s->progs.gs_walk_exit, w->per_task);
+	walker_want(w, w->gs.walk_exit, w->per_task);
 }
 
 /* Walk state per thread: a thread's goes when it exits. */
 int walker_getstack_attach(struct walker *w)
 {
-	const struct getstack_bpf *s = w->skel;
-
 	if (!w->per_task)
 		return 0;
-	return walker_attach_tracepoint(w, s->progs.gs_walk_exit, "sched",
+	return walker_attach_tracepoint(w, w->gs.walk_exit, "sched",
 					"sched_process_exit");
 }
 
 struct bpf_program *walker_getstack_calib_prog(const struct walker *w)
 {
-	const struct getstack_bpf *s = w->skel;
-
-	return w->small ? s->progs.gs_uprobe_small :
-	       w->per_task ? s->progs.gs_uprobe_t : s->progs.gs_uprobe;
+	return w->small ? w->gs.calib_small :
+	       w->per_task ? w->gs.calib_t : w->gs.calib;
 }
 
 static int by_chunk_id(const void *a, const void *b)
@@ -217,8 +207,8 @@ const struct walker_desc walker_getstack = {
 	.name = "getstack",
 	.refuse = gs_refuse,
 	.why = gs_why,
-	.open = walker_getstack_open,
-	.destroy = walker_getstack_destroy,
+	.open = gs_open,
+	.destroy = gs_destroy,
 	.prog = gs_prog,
 	.choose = walker_getstack_choose,
 	.attach = walker_getstack_attach,

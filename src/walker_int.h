@@ -42,6 +42,17 @@ struct key_frames {
 	__u64 kbuf[SW_MAX_FRAMES + 1], ubuf[SW_MAX_FRAMES + 1];
 };
 
+/*
+ * What the getstack and cfi objects both have (bpf/getstack.bpf.h): the
+ * counts by size class, small keys' chunks, the walk state per thread,
+ * and the programs calibration runs.
+ */
+struct walker_gs_parts {
+	struct bpf_map *classes[SW_GS_CLASSES];
+	struct bpf_map *counts, *chunks, *scratch_small, *walks, *walk_zero;
+	struct bpf_program *walk_exit, *calib, *calib_t, *calib_small;
+};
+
 struct walker {
 	const struct sw_features *f;
 	const struct walker_desc *d;
@@ -57,6 +68,7 @@ struct walker {
 	/* getstack, cfi: each walk's state in its thread's entry (struct sw_features) */
 	bool per_task;
 	struct bpf_map *chunks;
+	struct walker_gs_parts gs;	/* getstack, cfi */
 	struct chunk *chunk_tab;	/* by id, as of the last read */
 	size_t nchunks;
 	__u64 partial;		/* stacks of the last read missing chunks */
@@ -119,12 +131,24 @@ struct walker {
 	 (w)->small ? (s)->progs.base##_small :				\
 	 (w)->per_task ? (s)->progs.base##_t : (s)->progs.base)
 
+/* The walker_gs_parts of skeleton s, of either object. */
+#define WALKER_GS_PARTS(s) ((struct walker_gs_parts){			\
+	.classes = { (s)->maps.counts_4, (s)->maps.counts_8,		\
+		     (s)->maps.counts_16, (s)->maps.counts_32,		\
+		     (s)->maps.counts_64, (s)->maps.counts_256 },	\
+	.counts = (s)->maps.counts, .chunks = (s)->maps.chunks,		\
+	.scratch_small = (s)->maps.scratch_small,			\
+	.walks = (s)->maps.walks, .walk_zero = (s)->maps.walk_zero,	\
+	.walk_exit = (s)->progs.gs_walk_exit,				\
+	.calib = (s)->progs.gs_uprobe, .calib_t = (s)->progs.gs_uprobe_t, \
+	.calib_small = (s)->progs.gs_uprobe_small })
+
 /*
  * The getstack walker's parts, which the cfi walker (walker_cfi.c) shares:
- * the same object, keys and counts; only the user frames differ.
+ * the same keys and counts; only the user frames differ.  walker_gs_open:
+ * the counting maps of this kernel's mode on in w->gs, set by the caller.
  */
-int walker_getstack_open(struct walker *w);
-void walker_getstack_destroy(struct walker *w);
+int walker_gs_open(struct walker *w);
 void walker_getstack_choose(struct walker *w);
 int walker_getstack_attach(struct walker *w);
 int walker_getstack_read_begin(struct walker *w);

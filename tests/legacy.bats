@@ -62,9 +62,11 @@ build_refuses() {
 		"$TOP/build/bpf/fp.bpf.o" fp
 }
 
-# getstack's object holds the cfi walk's programs, which 4.18-5.1 load
-# only within 4,096 instructions each (loops are theirs to take).
+# The cfi walk's programs, and getstack's, 4.18-5.1 load only within
+# 4,096 instructions each (loops are theirs to take).
 @test "the build refuses a 4.18+ walker program over 4,096 instructions" {
+	build_refuses "$FX/long.bpf.o" "/cfi.bpf.o: prog: 6303 instructions, 4.x allows 4096" \
+		"$FX/loop.bpf.o" cfi
 	build_refuses "$FX/long.bpf.o" "/getstack.bpf.o: prog: 6303 instructions, 4.x allows 4096" \
 		"$FX/loop.bpf.o" getstack
 }

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * The cfi walker (4.18+): kernel frames as the getstack walker has them,
+ * in its keys and counts (bpf/getstack.bpf.h); user frames unwound from
+ * the binaries' own unwind tables (bpf/cfi_walk.bpf.h).
+ */
+#include "common.bpf.h"
+#include "cfi_walk.bpf.h"
+#define GS_WALK_STATE struct cfi_state
+#include "getstack.bpf.h"
+
+/* calibration's programs: what the kernel's unwinder gives at an entry */
+GS_UPROBE(, gs_event, SW_GS_COUNT)
+GS_UPROBE(_t, gs_event, SW_GS_COUNT_T)
+GS_UPROBE(_small, gsc_event, SW_GS_SMALL)
+
+/*
+ * Frames a walk program takes before it tail-calls the next: with about
+ * 800 instructions a frame (bpf/cfi.h), 4 stay within the 4096 a program
+ * of 4.18-5.1 (the build checks: gen/legacy_limits.c --insns), and 32
+ * tail calls (the most a chain may make) reach 128 frames.
+ */
+#define GS_CFI_FRAMES	4
+
+/* the walk programs, by mode */
+SW_PROG_ARRAY(cfi_tails_kp, SW_GS_MODES);
+SW_PROG_ARRAY(cfi_tails_tp, SW_GS_MODES);
+
+/*
+ * The mode's record (a struct gsc_scratch or sw_gs_record) and cfi state,
+ * the thread's made at its first event (create); -1 if there are none.
+ */
+static __always_inline int gs_cfi_parts(const int mode, const int create,
+					void **scr, struct cfi_state **st)
+{
+	__u32 zero = 0;
+	struct gs_walk *w;
+
+	if (GS_PER_TASK(mode)) {
+		w = gs_task_walk(create);
+		if (!w)
+			return -1;
+		*scr = &w->rec;
+		*st = &w->st;
+		return 0;
+	}
+	*scr = mode == SW_GS_SMALL ? bpf_map_lookup_elem(&scratch_small, &zero) :
+				  bpf_map_lookup_elem(&scratch, &zero);
+	*st = bpf_map_lookup_elem(&cfi_state, &zero);
+	return *scr && *st ? 0 : -1;
+}
+
+/* Where the user frames go in the scratch record's key. */
+static __always_inline __u64 *gs_cfi_ubuf(void *scr, const int mode, __u64 nk)
+{
+	if (mode == SW_GS_SMALL)
+		return &((struct gsc_scratch *)scr)->u[1];
+	return &((struct sw_gs_record *)scr)->key.ip[sw_bound(nk, SW_MAX_FRAMES + 1)];
+}
+
+/* The user walk has ended: count or send the stack. */
+static __always_inline void gs_cfi_done(void *ctx, void *scr, __u64 nk,
+					__u64 nu, __u8 ustop, const int mode)
+{
+	if (mode == SW_GS_SMALL) {
+		struct gsc_scratch *s = scr;
+
+		s->key.h.ustop = ustop;
+		gsc_done(s, nk, nu);
+	} else {
+		struct sw_gs_record *rec = scr;
+
+		rec->key.h.ustop = ustop;
+		gs_done(ctx, rec, nk, nu, GS_EMITS(mode));
+	}
+}
+
+/*
+ * The first stage: the key's header and kernel frames as getstack has
+ * them, the user registers, then the walk (gs_cfi_walk) by tail call.
+ * sp: an address on the task's kernel stack (kernel events).
+ */
+static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
+					const int user_ctx, const int uentry,
+					const int kadds, const int mode, void *tails)
+{
+	__u64 id, nk = 0, nu = 0, pc = 0, usp = 0, bp = 0, *ubuf;
+	struct sw_cfi_proc *proc;
+	struct sw_config *cfg;
+	void *scr;
+	struct cfi_state *st;
+	__u8 ustop = SW_STOP_NO_USER;
+	int regs;
+
+	cfg = sw_filter(1, SW_BRANCHY, &id);
+	if (!cfg || gs_cfi_parts(mode, 1, &scr, &st))
+		return 0;
+	if (mode == SW_GS_SMALL) {
+		struct gsc_scratch *s = scr;
+
+		sw_key_hdr(&s->key.h, cfg, id, SW_BRANCHY);
+		s->key.h.kstop = SW_STOP_NONE;
+		if (cfg->flags & SW_CFG_KSTACK)
+			nk = gsc_frames(ctx, s->k, 0,
+					kentry && (cfg->flags & SW_CFG_KENTRY), sp,
+					cfg, &s->key.h.kstop);
+		s->u[1 + SW_MAX_FRAMES] = 0;
+	} else {
+		struct sw_gs_record *rec = scr;
+
+		sw_key_hdr(&rec->key.h, cfg, id, SW_BRANCHY);
+		rec->key.h.kstop = SW_STOP_NONE;
+		if (cfg->flags & SW_CFG_KSTACK)
+			nk = gs_frames(ctx, rec->key.ip, 0,
+				       kentry && (cfg->flags & SW_CFG_KENTRY), sp,
+				       cfg, &rec->key.h.kstop);
+	}
+	nk = sw_bound(nk, SW_MAX_FRAMES + 1);
+	ubuf = gs_cfi_ubuf(scr, mode, nk);
+	/* the rest of the side zeroed, as bpf_get_stack leaves it */
+	if (!GS_EMITS(mode)) {
+#pragma unroll
+		for (int i = 0; i < SW_MAX_FRAMES; i++)
+			ubuf[i] = 0;
+	}
+	regs = cfg->flags & SW_CFG_USTACK ?
+	       cfi_user_regs(ctx, cfg, user_ctx, sp, &pc, &usp, &bp) : CFI_REGS_NONE;
+	proc = NULL;
+	if (regs == CFI_REGS_64) {
+		__u32 tgid = id >> 32;
+
+		proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	}
+	/* 5.17+: a process without a list is walked by its VMAs' files */
+	if (proc || (regs == CFI_REGS_64 && (cfg->flags & SW_CFG_VMA))) {
+		st->tgid = id >> 32;
+		st->n = 0;
+		st->nk = nk;
+		st->pc = pc;
+		st->sp = usp;
+		st->bp = bp;
+		st->adj = 0;
+		st->how = SW_HOW_REGS;
+		st->bp_ok = 1;
+		st->entry = uentry;
+		st->m_len = 0;
+		st->no_table = 0;
+		st->busy = 0;
+		bpf_tail_call(ctx, tails, mode);
+		sw_lost(SW_LOST_TAILCALL);
+		return 0;
+	}
+	if (regs == CFI_REGS_IA32) {
+		/* 4-byte frames: the kernel's unwinder walks those */
+		nu = gs_frames(ctx, ubuf, BPF_F_USER_STACK, 0, 0, cfg, &ustop);
+	} else if (regs == CFI_REGS_64) {
+		/*
+		 * No tables for this process yet (it started after tracing
+		 * did, and the frontend has not caught up): the getstack
+		 * walker's frames, the caller at an entry kept (kadds: the
+		 * kernel's unwinder adds it itself), each but the first
+		 * tagged as a frame-pointer step, which they are; counted
+		 * and marked, as frames past a frameless function are wrong.
+		 */
+		nu = gs_frames(ctx, ubuf, BPF_F_USER_STACK, uentry && !kadds, usp,
+			       cfg, &ustop);
+		/* what matters more than a cut: not a walk from the tables */
+		ustop = SW_STOP_NO_TABLE;
+		sw_lost(SW_LOST_NO_TABLE);
+#pragma unroll
+		for (int i = 1; i < SW_MAX_FRAMES + 1; i++)
+			ubuf[i] |= ((ubuf[i] | -ubuf[i]) >> 63) *
+				   ((__u64)SW_HOW_FP << SW_HOW_SHIFT);
+	}
+	gs_cfi_done(ctx, scr, nk, nu, ustop, mode);
+	return 0;
+}
+
+/*
+ * GS_CFI_FRAMES frames of the walk, then the next program, or the end:
+ * an outermost frame, one that cannot be read, or out of tail calls
+ * (past 128 frames: SW_STOP_DEPTH).
+ */
+static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
+				       const int vma)
+{
+	struct sw_cfi_proc *proc;
+	struct cfi_state *st;
+	__u32 tgid;
+	__u64 *ubuf;
+	int why = 0;
+	void *scr;
+
+	if (gs_cfi_parts(mode, 0, &scr, &st))
+		return 0;
+	/* NULL once the process has gone: frames then take fp steps */
+	tgid = st->tgid;
+	proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	ubuf = gs_cfi_ubuf(scr, mode, st->nk);
+#pragma unroll
+	for (int k = 0; k < GS_CFI_FRAMES; k++) {
+		if (st->n >= SW_MAX_FRAMES) {
+			why = SW_STOP_DEPTH;
+			break;
+		}
+		ubuf[st->n & SW_MAX_FRAMES] = st->pc | st->how << SW_HOW_SHIFT;
+		st->n++;
+		why = cfi_step(proc, st, vma);
+		if (why)
+			break;
+	}
+	if (!why) {
+		bpf_tail_call(ctx, tails, mode);
+		why = SW_STOP_DEPTH;
+	}
+	if (why == SW_STOP_CUT)
+		sw_lost(SW_LOST_CUT);
+	if (vma && st->no_table)
+		sw_lost(SW_LOST_NO_TABLE);
+	if (vma && st->busy)
+		sw_lost(SW_LOST_VMA_BUSY);
+	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode);
+	return 0;
+}
+
+#define GS_CFI_PROGRAMS(sfx, mode)					\
+SEC("kprobe") int gs_cfi_kprobe##sfx(struct pt_regs *ctx)		\
+{									\
+	return gs_cfi_event(ctx, PT_REGS_SP(ctx), 1, 0, 0, 0, mode,	\
+			    &cfi_tails_kp);				\
+}									\
+SEC("kprobe") int gs_cfi_uprobe##sfx(struct pt_regs *ctx)		\
+{									\
+	return gs_cfi_event(ctx, 0, 0, 1, 0, 0, mode, &cfi_tails_kp);	\
+}									\
+SEC("kprobe") int gs_cfi_uprobe_entry##sfx(struct pt_regs *ctx)	\
+{									\
+	return gs_cfi_event(ctx, 0, 0, 1, 1, 0, mode, &cfi_tails_kp);	\
+}									\
+SEC("kprobe") int gs_cfi_uprobe_entry_k##sfx(struct pt_regs *ctx)	\
+{									\
+	return gs_cfi_event(ctx, 0, 0, 1, 1, 1, mode, &cfi_tails_kp);	\
+}									\
+SEC("tracepoint") int gs_cfi_tp##sfx(void *ctx)				\
+{									\
+	return gs_cfi_event(ctx, sw_frame_pointer(), 0, 0, 0, 0, mode,	\
+			    &cfi_tails_tp);				\
+}									\
+SEC("kprobe") int gs_cfi_walk_kp##sfx(struct pt_regs *ctx)		\
+{									\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_kp, 0);		\
+}									\
+SEC("tracepoint") int gs_cfi_walk_tp##sfx(void *ctx)			\
+{									\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_tp, 0);		\
+}									\
+SEC("kprobe") int gs_cfi_walk_vma_kp##sfx(struct pt_regs *ctx)		\
+{									\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_kp, 1);		\
+}									\
+SEC("tracepoint") int gs_cfi_walk_vma_tp##sfx(void *ctx)		\
+{									\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_tp, 1);		\
+}
+
+/*
+ * A process's mappings follow it as the kernel's do, whoever started it:
+ * a child of fork maps what its parent maps, at the same addresses, from
+ * its first instruction, so it starts with a copy of its parent's list
+ * (a pid used again gets its new parent's, or none); an exec leaves no
+ * list until the frontend has read the new image's.  A thread gets a copy
+ * too, under its own id, which no walk looks up (fork tells no thread
+ * from a process here): it goes when the thread ends.  A process's own
+ * list stays after it ends, so that its last events can be explained; the
+ * frontend reaps those when the map fills.
+ */
+SEC("tracepoint") int gs_cfi_fork(void *ctx)
+{
+	__u32 zero = 0, child = 0, parent = bpf_get_current_pid_tgid() >> 32;
+	struct sw_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	struct sw_cfi_proc *proc;
+
+	if (!cfg)
+		return 0;
+	bpf_probe_read(&child, sizeof(child),
+		       (void *)(sw_ptr_value(ctx) + cfg->fork_child_off));
+	proc = bpf_map_lookup_elem(&cfi_procs, &parent);
+	/* no room: its events are counted as without tables */
+	if (proc)
+		bpf_map_update_elem(&cfi_procs, &child, proc, BPF_ANY);
+	else
+		bpf_map_delete_elem(&cfi_procs, &child);
+	return 0;
+}
+
+SEC("tracepoint") int gs_cfi_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&cfi_procs, &tgid);
+	return 0;
+}
+
+SEC("tracepoint") int gs_cfi_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = id;
+
+	if (tid != id >> 32)
+		bpf_map_delete_elem(&cfi_procs, &tid);
+	return 0;
+}
+
+GS_CFI_PROGRAMS(, SW_GS_COUNT)
+GS_CFI_PROGRAMS(_e, SW_GS_EMIT)
+GS_CFI_PROGRAMS(_t, SW_GS_COUNT_T)
+GS_CFI_PROGRAMS(_et, SW_GS_EMIT_T)
+GS_CFI_PROGRAMS(_small, SW_GS_SMALL)
+
+SW_FOLLOW_PROGRAMS()
