@@ -47,7 +47,7 @@ SW_SRCS   := src/session.c src/session_opts.c src/session_unwind.c src/session_l
              src/walker_cfi.c src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/unwind.c src/needed.c src/cfi.c src/cfi_cache.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/insn.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
              src/calib.c src/elf_file.c src/debuginfo.c src/debuginfod.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c src/outfile.c src/elf_image.c \
-             compat/kfeatures.c compat/kversion.c compat/tracefs.c compat/attach.c \
+             compat/kfeatures.c compat/kbtf.c compat/kversion.c compat/tracefs.c compat/attach.c \
              compat/semaphore.c
 SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o $(BUILD)/obj/flamegraph_js.o
 
@@ -203,7 +203,7 @@ include tests/bench/bench.mk
 include tests/fuzz/fuzz.mk
 
 TEST_DEPS := $(BUILD)/.test-deps $(DEB) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(WL_DIR)/static/paths $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
-             $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_demangle $(BUILD)/tests/test_insn \
+             $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_kbtf $(BUILD)/tests/test_demangle $(BUILD)/tests/test_insn \
              $(FUZZ_BIN) $(FUZZ_SEEDS).done $(BUILD)/tests/test_cfi $(BUILD)/tests/cfi_dump
 
 # everything the host suites need, without running them (bats tests/FILE.bats)

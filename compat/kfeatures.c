@@ -8,9 +8,9 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
+#include "kbtf.h"
 #include "kfeatures.h"
 #include "tracefs.h"
 
@@ -46,43 +46,6 @@ static bool probe_big_keys(void)
 }
 
 /*
- * Offset in bytes of member name in the struct or union of BTF type id,
- * looking into anonymous members (6.12's vm_area_struct keeps vm_start
- * in one); -1 if it has none.
- */
-static long member_off(const struct btf *btf, __u32 id, const char *name)
-{
-	const struct btf_type *t = btf__type_by_id(btf, id);
-	const struct btf_member *m;
-
-	if (!t || (!btf_is_struct(t) && !btf_is_union(t)))
-		return -1;
-	m = btf_members(t);
-	for (int i = 0; i < btf_vlen(t); i++, m++) {
-		const char *n = btf__name_by_offset(btf, m->name_off);
-		long off = btf_member_bit_offset(t, i) / 8, sub;
-
-		if (n && *n) {
-			if (!strcmp(n, name))
-				return off;
-			continue;
-		}
-		sub = member_off(btf, btf__resolve_type(btf, m->type), name);
-		if (sub >= 0)
-			return off + sub;
-	}
-	return -1;
-}
-
-static long struct_member(const struct btf *btf, const char *type,
-			  const char *name)
-{
-	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
-
-	return id > 0 ? member_off(btf, id, name) : -1;
-}
-
-/*
  * From the kernel's BTF: where task_struct keeps its kernel stack's base
  * (0 when unknown; from 6.13 the JIT may run a program on a per-CPU
  * stack of its own, so its frame pointer no longer finds the task's
@@ -96,20 +59,19 @@ static void btf_offsets(struct sw_features *f)
 		{ "file", "f_inode" }, { "inode", "i_ino" }, { "inode", "i_sb" },
 		{ "inode", "i_generation" }, { "super_block", "s_dev" },
 	};
-	struct btf *btf = btf__load_vmlinux_btf();
-	long off;
+	struct kbtf_member m[1 + SW_VMA_FIELDS] = {
+		{ "task_struct", "stack", -1 },
+	};
 
-	if (!btf)
-		return;
-	off = struct_member(btf, "task_struct", "stack");
-	f->task_stack_off = off > 0 ? off : 0;
+	for (int i = 0; i < SW_VMA_FIELDS; i++)
+		m[1 + i] = (struct kbtf_member){ vma[i].type, vma[i].name, -1 };
+	kbtf_members("/sys/kernel/btf/vmlinux", m, 1 + SW_VMA_FIELDS);
+	f->task_stack_off = m[0].off > 0 ? m[0].off : 0;
 	f->vma_ok = true;
 	for (int i = 0; i < SW_VMA_FIELDS; i++) {
-		off = struct_member(btf, vma[i].type, vma[i].name);
-		f->vma_off[i] = off >= 0 ? off : 0;
-		f->vma_ok &= off >= 0;
+		f->vma_off[i] = m[1 + i].off >= 0 ? m[1 + i].off : 0;
+		f->vma_ok &= m[1 + i].off >= 0;
 	}
-	btf__free(btf);
 }
 
 /*

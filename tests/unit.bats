@@ -17,6 +17,14 @@ load helpers
 	[ "$status" -eq 0 ]
 }
 
+@test "the kernel's BTF read in passes: every member's offset equals libbpf's whole parse; cut files refused" {
+	[ -r /sys/kernel/btf/vmlinux ] || skip "this kernel has no BTF"
+	run "$TOP/build/tests/test_kbtf"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(echo "$output" | tail -n1)" == *" passed, 0 failed" ]]
+}
+
 @test "C++ and Rust (legacy and v0) names demangled, each once" {
 	run "$TOP/build/tests/test_demangle"
 	echo "$output"

@@ -31,10 +31,10 @@ $(BENCH_DIR)/floor.skel.h: $(BENCH_DIR)/floor.bpf.o
 	$(BPFTOOL) gen skeleton $< name floor_bpf > $@
 
 $(BENCH_DIR)/floor: tests/bench/floor.c $(BENCH_DIR)/floor.skel.h \
-		compat/attach.c compat/tracefs.c compat/kfeatures.c compat/kversion.c \
+		compat/attach.c compat/tracefs.c compat/kfeatures.c compat/kbtf.c compat/kversion.c \
 		src/elf_file.c src/debuginfo.c src/debuginfod.c src/untrusted.c src/vec.c
 	$(CC) $(CFLAGS) -I$(BENCH_DIR) -o $@ tests/bench/floor.c compat/attach.c \
-		compat/tracefs.c compat/kfeatures.c compat/kversion.c src/elf_file.c \
+		compat/tracefs.c compat/kfeatures.c compat/kbtf.c compat/kversion.c src/elf_file.c \
 		src/debuginfo.c src/debuginfod.c src/untrusted.c src/vec.c $(LDFLAGS) $(LDLIBS)
 
 # bpftrace runs beside us when Debian has it

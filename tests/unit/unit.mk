@@ -39,6 +39,10 @@ $(BUILD)/tests/test_compat: tests/unit/test_compat.c compat/kversion.c compat/kf
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_compat.c compat/kversion.c
 
+$(BUILD)/tests/test_kbtf: tests/unit/test_kbtf.c compat/kbtf.c compat/kbtf.h tests/unit/unit.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ tests/unit/test_kbtf.c compat/kbtf.c -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic
+
 $(BUILD)/tests/test_demangle: tests/unit/test_demangle.c src/demangle.c src/demangle.h src/htab.c src/htab.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_demangle.c src/demangle.c src/htab.c -static -liberty
