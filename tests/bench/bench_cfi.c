@@ -103,12 +103,13 @@ static void build_proc(pid_t pid, struct proc_cost *pc)
 	long before = vm_hwm_kb();
 	struct cfi_cache *c;
 	struct cfi_stats st;
-	size_t nr, no_room;
+	size_t nr, no_room, lines;
 	double t0 = now_ms();
 
 	pc->err = cfi_cache_new(&c, SW_CFI_ROWS_DEFAULT);
 	if (!pc->err)
-		pc->err = cfi_cache_proc(c, pid, maps, SW_CFI_PROC_MAPS, &nr, &no_room);
+		pc->err = cfi_cache_proc(c, pid, maps, SW_CFI_PROC_MAPS, &nr,
+					 &no_room, &lines);
 	pc->ms = now_ms() - t0;
 	if (pc->err)
 		return;

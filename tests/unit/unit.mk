@@ -13,7 +13,7 @@ SYMS_SDT_H = $(firstword $(wildcard /usr/include/sys/sdt.h \
 		/usr/include/*/sys/sdt.h))
 
 $(BUILD)/tests/test_syms: tests/unit/test_syms.c tests/unit/unit.h $(SYMS_SRCS) $(SYMS_HDRS) \
-		$(BUILD)/tests/fx_pie $(BUILD)/tests/fx_nopie
+		$(BUILD)/tests/fx_pie $(BUILD)/tests/fx_nopie | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isrc -o $@ tests/unit/test_syms.c $(SYMS_SRCS) \
 		$(SYMS_LIBS)
@@ -39,11 +39,11 @@ $(BUILD)/tests/test_compat: tests/unit/test_compat.c compat/kversion.c compat/kf
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_compat.c compat/kversion.c
 
-$(BUILD)/tests/test_kbtf: tests/unit/test_kbtf.c compat/kbtf.c compat/kbtf.h tests/unit/unit.h
+$(BUILD)/tests/test_kbtf: tests/unit/test_kbtf.c compat/kbtf.c compat/kbtf.h tests/unit/unit.h | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_kbtf.c compat/kbtf.c -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic
 
-$(BUILD)/tests/test_demangle: tests/unit/test_demangle.c src/demangle.c src/demangle.h src/htab.c src/htab.h
+$(BUILD)/tests/test_demangle: tests/unit/test_demangle.c src/demangle.c src/demangle.h src/htab.c src/htab.h | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ tests/unit/test_demangle.c src/demangle.c src/htab.c -static -liberty
 
@@ -67,7 +67,7 @@ $(BUILD)/tests/test_cfi: tests/unit/test_cfi.c tests/unit/cfi_sigframe.c tests/u
 	$(CC) $(CFLAGS) -Isrc -o $@ tests/unit/test_cfi.c tests/unit/cfi_sigframe.c \
 		tests/unit/cfi_libdw.c $(SYMS_SRCS) $(CFI_SRCS) $(CFI_TEST_LIBS)
 
-$(BUILD)/tests/cfi_dump: tests/unit/cfi_dump.c $(SYMS_SRCS) $(SYMS_HDRS) $(CFI_SRCS) $(CFI_HDRS)
+$(BUILD)/tests/cfi_dump: tests/unit/cfi_dump.c $(SYMS_SRCS) $(SYMS_HDRS) $(CFI_SRCS) $(CFI_HDRS) | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isrc -o $@ tests/unit/cfi_dump.c $(SYMS_SRCS) $(CFI_SRCS) \
 		$(SYMS_LIBS)
