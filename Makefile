@@ -51,7 +51,8 @@ SW_SRCS   := src/session.c src/session_opts.c src/session_unwind.c src/session_l
              compat/semaphore.c
 SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o $(BUILD)/obj/flamegraph_js.o
 
-# Debian packages the build needs (libc6-dev and linux-libc-dev come with
+# Debian packages the build needs (llvm for the objcopy that slims the
+# embedded BPF objects; libc6-dev and linux-libc-dev come with
 # zlib1g-dev), and those only the tests need: bats; g++ for the cxx
 # workload; sdt.h for the USDT workloads and the symbol unit test's
 # fixtures; man-db to render the pages; xz for MiniDebugInfo fixtures;
@@ -60,7 +61,7 @@ SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o $(BUILD)/obj
 # unwind table test; elfutils' debuginfod server and client for the
 # debug-file fetch tests; jq, go tool pprof and Chromium to read the JSON, pprof
 # and SVG outputs (formats.bats).
-BUILD_PKGS := clang libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
+BUILD_PKGS := clang llvm libbpf-dev libelf-dev zlib1g-dev liblzma-dev libiberty-dev \
               bpftool python3 gcc make
 TEST_PKGS  := bats g++ systemtap-sdt-dev man-db xz-utils libclang-rt-dev lintian \
               binutils libdw-dev jq golang-go chromium gdb strace debuginfod
@@ -112,7 +113,12 @@ $(BUILD)/legacy_limits: gen/legacy_limits.c | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $< -Wl,-Bstatic -lbpf -lelf -lz -Wl,-Bdynamic
 
-$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+# The tools embed each object without its line records and DWARF (see
+# gen/bpf_slim.py); build/bpf/NAME.bpf.o keeps them for bpftool and llvm-objdump.
+$(BUILD)/bpf/%.slim.o: $(BUILD)/bpf/%.bpf.o gen/bpf_slim.py
+	$(PYTHON) gen/bpf_slim.py $< $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.slim.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 $(BUILD)/gen/sources.c: gen/embed.py bpf/stackwalk.h bpf/common.bpf.h \
