@@ -201,18 +201,13 @@ struct cie {
 /* One FDE's rows, in the build's row array. */
 struct chunk {
 	uint64_t start, end;
-	size_t first, n;
-	size_t seq;		/* order found: ties keep it */
+	uint32_t first, n;	/* the build holds under 2^32 rows: push_raw */
+	uint32_t seq;		/* order found: ties keep it */
 	int prio;		/* 0 .eh_frame, 1 .debug_frame: used where 0 is not */
 };
 
-struct raw {
-	uint64_t pc;
-	struct sw_cfi_row r;	/* r.pc is set last */
-};
-
 struct build {
-	struct raw *raw;
+	struct sw_cfi_row *raw;	/* pc: from its FDE's start (FDEs are < 4 GiB) */
 	size_t nr_raw, cap_raw;
 	struct chunk *chunks;
 	size_t nr_chunks, cap_chunks;
@@ -224,7 +219,7 @@ struct build {
  * Rows before merging across FDEs: each FDE adds at most one row (its end)
  * to the final table, so more than twice what a table holds cannot fit.
  */
-static bool push_raw(struct build *b, uint64_t pc, const struct sw_cfi_row *r)
+static bool push_raw(struct build *b, uint32_t pc, const struct sw_cfi_row *r)
 {
 	if (b->err)
 		return false;
@@ -236,8 +231,8 @@ static bool push_raw(struct build *b, uint64_t pc, const struct sw_cfi_row *r)
 		b->err = -ENOMEM;
 		return false;
 	}
+	b->raw[b->nr_raw] = *r;
 	b->raw[b->nr_raw].pc = pc;
-	b->raw[b->nr_raw].r = *r;
 	b->nr_raw++;
 	return true;
 }
@@ -350,7 +345,7 @@ static struct sw_cfi_row classify(const struct state *s, const struct cie *c)
 struct fde_out {
 	struct build *b;
 	size_t first;		/* its first row in b->raw */
-	uint64_t end;
+	uint64_t start, end;
 };
 
 /* The rule from loc on; rows past the FDE's end are not its own. */
@@ -358,17 +353,18 @@ static void put(struct fde_out *o, uint64_t loc, struct sw_cfi_row row)
 {
 	struct build *b = o->b;
 	size_t n = b->nr_raw - o->first;
+	uint32_t at = (uint32_t)(loc - o->start);	/* start <= loc < end */
 
 	if (loc >= o->end)
 		return;
-	if (n && b->raw[b->nr_raw - 1].pc == loc) {
+	if (n && b->raw[b->nr_raw - 1].pc == at) {
 		/* an advance of 0: the later state wins */
 		b->nr_raw--;
 		n--;
 	}
-	if (n && same_rule(&b->raw[b->nr_raw - 1].r, &row))
+	if (n && same_rule(&b->raw[b->nr_raw - 1], &row))
 		return;
-	push_raw(b, loc, &row);
+	push_raw(b, at, &row);
 }
 
 static void emit(struct fde_out *o, uint64_t loc, const struct state *s,
@@ -787,7 +783,7 @@ static void parse_fde(struct build *b, const struct cfi_input *in,
 {
 	const struct place *pl = x->pl;
 	const struct cie *c;
-	struct fde_out o = { b, b->nr_raw, 0 };
+	struct fde_out o = { b, b->nr_raw, 0, 0 };
 	uint64_t start, range, cie_off, loc;
 	struct state s;
 	struct chunk *ch;
@@ -816,6 +812,11 @@ static void parse_fde(struct build *b, const struct cfi_input *in,
 		b->nr_skipped++;
 		return;
 	}
+	if (range > UINT32_MAX) {
+		b->err = -ERANGE;	/* no table's row PCs reach across it */
+		return;
+	}
+	o.start = start;
 	o.end = start + range;
 	loc = start;
 	s = c->init;
@@ -837,8 +838,9 @@ static void parse_fde(struct build *b, const struct cfi_input *in,
 		return;
 	}
 	ch = &b->chunks[b->nr_chunks];
-	*ch = (struct chunk){ start, o.end, o.first, b->nr_raw - o.first,
-			      b->nr_chunks, prio };
+	*ch = (struct chunk){ start, o.end, (uint32_t)o.first,
+			      (uint32_t)(b->nr_raw - o.first),
+			      (uint32_t)b->nr_chunks, prio };
 	b->nr_chunks++;
 	b->nr_fdes++;
 }
@@ -902,105 +904,113 @@ static void drop_shadowed(struct build *b)
 	}
 }
 
-static bool push_out(struct build *b, struct raw **out, size_t *n, size_t *cap,
-		     uint64_t pc, const struct sw_cfi_row *r)
+/* The rows being assembled: pc from base, which no row lies below. */
+struct out {
+	struct sw_cfi_row *v;
+	size_t n, cap;
+	uint64_t base;
+};
+
+static bool push_out(struct build *b, struct out *o, uint64_t pc,
+		     const struct sw_cfi_row *r)
 {
 	if (b->err)
 		return false;
-	if (vec_reserve(out, cap, *n, 1, sizeof(**out), 4096)) {
+	/* a table's row PCs are 32 bits from its first: code over 4 GiB is not */
+	if (pc - o->base > UINT32_MAX) {
+		b->err = -ERANGE;
+		return false;
+	}
+	if (vec_reserve(&o->v, &o->cap, o->n, 1, sizeof(*o->v), 4096)) {
 		b->err = -ENOMEM;
 		return false;
 	}
-	(*out)[*n].pc = pc;
-	(*out)[*n].r = *r;
-	(*n)++;
+	o->v[o->n] = *r;
+	o->v[o->n].pc = (uint32_t)(pc - o->base);
+	o->n++;
 	return true;
 }
 
 /*
  * The FDEs in address order, made one step function: a gap gets a
  * SW_CFI_NONE row, a range two FDEs claim SW_CFI_UNKNOWN (which one is
- * right cannot be told), equal neighbours one row.
+ * right cannot be told), equal neighbours one row.  Built in place as
+ * the table's rows, 8 bytes each, from the first FDE's start.
  */
 static int assemble(struct build *b, struct cfi_table *t)
 {
 	static const struct sw_cfi_row none = { .kind = SW_CFI_NONE };
 	static const struct sw_cfi_row unknown = { .kind = SW_CFI_UNKNOWN };
-	struct raw *out = NULL;
-	size_t n = 0, cap = 0, i, k;
+	struct out o = { NULL, 0, 0, 0 };
 	uint64_t covered = 0;
 	bool have = false;
+	size_t i, k;
 
 	if (b->nr_chunks)
 		qsort(b->chunks, b->nr_chunks, sizeof(*b->chunks), cmp_chunk);
 	drop_shadowed(b);
 	for (i = 0; i < b->nr_chunks && !b->err; i++) {
 		const struct chunk *c = &b->chunks[i];
-		const struct raw *rw = b->raw + c->first;
+		const struct sw_cfi_row *rw = b->raw + c->first;
 
 		if (!c->n)
 			continue;
 		if (!have || c->start >= covered) {
-			if (have && c->start > covered)
-				push_out(b, &out, &n, &cap, covered, &none);
+			if (!have)
+				o.base = c->start;
+			else if (c->start > covered)
+				push_out(b, &o, covered, &none);
 			for (k = 0; k < c->n; k++)
-				push_out(b, &out, &n, &cap, rw[k].pc, &rw[k].r);
+				push_out(b, &o, c->start + rw[k].pc, &rw[k]);
 			covered = c->end;
 			have = true;
 			continue;
 		}
 		b->nr_overlaps++;
-		while (n && out[n - 1].pc >= c->start)
-			n--;
-		push_out(b, &out, &n, &cap, c->start, &unknown);
+		while (o.n && o.v[o.n - 1].pc >= c->start - o.base)
+			o.n--;
+		push_out(b, &o, c->start, &unknown);
 		if (c->end <= covered)
 			continue;
-		for (k = 0; k + 1 < c->n && rw[k + 1].pc <= covered; k++)
+		for (k = 0; k + 1 < c->n && c->start + rw[k + 1].pc <= covered; k++)
 			;
-		push_out(b, &out, &n, &cap, covered, &rw[k].r);
+		push_out(b, &o, covered, &rw[k]);
 		for (k++; k < c->n; k++)
-			push_out(b, &out, &n, &cap, rw[k].pc, &rw[k].r);
+			push_out(b, &o, c->start + rw[k].pc, &rw[k]);
 		covered = c->end;
 	}
 	if (have)
-		push_out(b, &out, &n, &cap, covered, &none);
+		push_out(b, &o, covered, &none);
 	if (b->err) {
-		free(out);
+		free(o.v);
 		return b->err;
 	}
 
 	/* one row per change of rule */
-	for (i = 0, k = 0; i < n; i++) {
-		if (k && out[k - 1].pc == out[i].pc)
+	for (i = 0, k = 0; i < o.n; i++) {
+		if (k && o.v[k - 1].pc == o.v[i].pc)
 			k--;
-		if (k && same_rule(&out[k - 1].r, &out[i].r))
+		if (k && same_rule(&o.v[k - 1], &o.v[i]))
 			continue;
-		out[k++] = out[i];
+		o.v[k++] = o.v[i];
 	}
-	n = k;
-	if (n > SW_CFI_TABLE_MAX) {
-		free(out);
+	if (k > SW_CFI_TABLE_MAX) {
+		free(o.v);
 		return -E2BIG;
 	}
-	t->rows = calloc(n ? n : 1, sizeof(*t->rows));
-	if (!t->rows) {
-		free(out);
+	/* what is left over goes back: tables live as long as the run */
+	t->rows = k ? realloc(o.v, k * sizeof(*o.v)) : NULL;
+	if (!t->rows)
+		t->rows = k ? o.v : calloc(1, sizeof(*t->rows));
+	if (!k)
+		free(o.v);
+	if (!t->rows)
 		return -ENOMEM;
-	}
-	t->base = n ? out[0].pc : 0;
-	for (i = 0; i < n; i++) {
-		if (out[i].pc - t->base > UINT32_MAX) {
-			free(out);
-			return -ERANGE;
-		}
-		t->rows[i] = out[i].r;
-		t->rows[i].pc = (uint32_t)(out[i].pc - t->base);
-	}
-	t->nr_rows = n;
+	t->base = o.base;
+	t->nr_rows = k;
 	t->nr_fdes = b->nr_fdes;
 	t->nr_skipped = b->nr_skipped;
 	t->nr_overlaps = b->nr_overlaps;
-	free(out);
 	return 0;
 }
 

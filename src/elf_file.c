@@ -579,8 +579,13 @@ static void find_build_id_in_sections(struct elf_file *ef)
 	}
 }
 
-/* Everything about ef->elf, once it is open; path: for its debug files. */
-static int load(struct elf_file *ef, const char *path, struct untrusted_skip *sk)
+/*
+ * Everything about ef->elf, once it is open; path: for its debug files.
+ * syms: whether to read its symbols (the unwind tables and the loader's
+ * closure want none, and a large binary's cost megabytes).
+ */
+static int load(struct elf_file *ef, const char *path, bool syms,
+		struct untrusted_skip *sk)
 {
 	GElf_Ehdr eh;
 	int err;
@@ -595,7 +600,7 @@ static int load(struct elf_file *ef, const char *path, struct untrusted_skip *sk
 	if (err)
 		return err;
 	find_build_id_in_sections(ef);
-	return load_syms(ef, path, sk);
+	return syms ? load_syms(ef, path, sk) : 0;
 }
 
 /*
@@ -617,7 +622,7 @@ static int open_path(struct elf_file **out, const char *path, bool debug,
 	ef->elf = elf_image_open(path, code ? ELF_IMAGE_CODE : 0, &ef->img,
 				 &err, sk);
 	if (ef->elf)
-		err = load(ef, debug ? path : NULL, sk);
+		err = load(ef, debug ? path : NULL, debug, sk);
 	ef->remote = NULL;
 	if (err) {
 		elf_file_free(ef);
@@ -659,7 +664,7 @@ int elf_file_from_memory(struct elf_file **out, void *mem, size_t size)
 	if (elf_version(EV_CURRENT) != EV_NONE)
 		ef->elf = elf_memory(mem, size);
 	if (ef->elf && elf_kind(ef->elf) == ELF_K_ELF)
-		err = load(ef, NULL, NULL);
+		err = load(ef, NULL, true, NULL);
 	if (err) {
 		elf_file_free(ef);
 		return err;

@@ -48,9 +48,9 @@ int elf_file_open(struct elf_file **out, const char *path,
 int elf_file_open_code(struct elf_file **out, const char *path,
 		       struct debuginfod *remote, struct untrusted_skip *sk);
 /*
- * The same without looking for its debug file, for readers of the file's
- * own sections: a debug file refused is then said once, by whoever names
- * its symbols, not again under another path to it.  code: as
+ * The same without its symbols or looking for its debug file, for readers
+ * of the file's own sections: a debug file refused is then said once, by
+ * whoever names its symbols, not again under another path to it.  code: as
  * elf_file_open_code, for a reader of its other bytes (its .interp and
  * .dynamic, which another user's file keeps unread otherwise).
  */
