@@ -31,12 +31,13 @@
 #define VDSO_PER_OWNER	1
 #define BUILD_ID_MAX	64
 
-/* One binary: its rows in the store, or why it has none. */
+/* One binary: its rows (numbered from first), or why it has none. */
 struct bin {
 	uint8_t id[BUILD_ID_MAX];	/* build-id, or a digest of a vDSO without */
 	size_t idn;
 	int err;		/* 0, or why there is no table: not tried again */
 	uint32_t first, count;
+	struct sw_cfi_row *rows;	/* its rows until released, else NULL */
 	uint64_t base;
 	struct cfi_seg *segs;
 	size_t nr_segs;
@@ -70,10 +71,13 @@ struct id_slot {
 };
 
 struct cfi_cache {
-	struct sw_cfi_row *rows;
-	size_t nr_rows, cap_rows, max_rows;
+	size_t nr_rows, max_rows;	/* rows given out; the room for them */
 	struct bin *bins;
 	size_t nr_bins, cap_bins;
+	uint32_t *tabled;	/* the bins with rows, by first row */
+	size_t nr_tabled, cap_tabled;
+	cfi_read_fn read;	/* where released rows are */
+	void *read_ctx;
 	struct htab by_ino;	/* of struct ino_slot */
 	struct htab by_id;	/* of struct id_slot */
 	size_t no_room_rows, no_room_inflate;
@@ -172,13 +176,14 @@ void cfi_cache_free(struct cfi_cache *c)
 	for (size_t i = 0; i < c->nr_bins; i++) {
 		free(c->bins[i].segs);
 		free(c->bins[i].mem);
+		free(c->bins[i].rows);
 	}
 	free(c->bins);
+	free(c->tabled);
 	free(c->too_big_name);
 	free(c->owners);
 	free(c->vdsos);
 	free(c->own_vdso);
-	free(c->rows);
 	free(c->by_ino.slots);
 	free(c->by_id.slots);
 	free(c);
@@ -194,6 +199,12 @@ void cfi_cache_on_file(struct cfi_cache *c, cfi_file_fn fn, void *ctx)
 {
 	c->on_file = fn;
 	c->on_file_ctx = ctx;
+}
+
+void cfi_cache_on_read(struct cfi_cache *c, cfi_read_fn fn, void *ctx)
+{
+	c->read = fn;
+	c->read_ctx = ctx;
 }
 
 static struct id_slot *id_slot(struct cfi_cache *c, const uint8_t *id, size_t n)
@@ -272,6 +283,7 @@ static int add_bin(struct cfi_cache *c, const struct proc_map *m,
 	if (u && u->bins >= OWNER_BINS)
 		return -EDQUOT;
 	if (VEC_GROW(c->bins, c->nr_bins, c->cap_bins, 16) ||
+	    VEC_GROW(c->tabled, c->nr_tabled, c->cap_tabled, 16) ||
 	    htab_reserve(&c->by_id, &id_ops))
 		return -ENOMEM;
 	b = &c->bins[c->nr_bins];
@@ -292,12 +304,13 @@ static int add_bin(struct cfi_cache *c, const struct proc_map *m,
 		b->err = -ENOSPC;
 		c->no_room_rows += t->nr_rows;
 	} else if (t) {
-		if (vec_reserve(&c->rows, &c->cap_rows, c->nr_rows, t->nr_rows,
-				sizeof(*c->rows), 4096))
-			return -ENOMEM;
-		memcpy(c->rows + c->nr_rows, t->rows, t->nr_rows * sizeof(*t->rows));
+		/* the table's rows are the bin's now: no copy */
+		b->rows = t->rows;
+		t->rows = NULL;
 		b->first = c->nr_rows;
 		b->count = t->nr_rows;
+		if (b->count)	/* a bin_at search never lands on one without */
+			c->tabled[c->nr_tabled++] = (uint32_t)c->nr_bins;
 		b->base = t->base;
 		b->segs = t->segs;
 		b->nr_segs = t->nr_segs;
@@ -317,6 +330,27 @@ static int add_bin(struct cfi_cache *c, const struct proc_map *m,
 	return add_ino(c, m, i) ? -ENOMEM : i;
 }
 
+/* Whether b's rows, held or read back a block at a time, are rows. */
+static bool same_rows(const struct cfi_cache *c, const struct bin *b,
+		      const struct sw_cfi_row *rows)
+{
+	struct sw_cfi_row buf[1024];
+	const size_t block = sizeof(buf) / sizeof(*buf);
+
+	if (b->rows)
+		return !memcmp(b->rows, rows, b->count * sizeof(*rows));
+	if (!c->read)
+		return false;
+	for (size_t at = 0; at < b->count; at += block) {
+		size_t n = b->count - at < block ? b->count - at : block;
+
+		if (c->read(c->read_ctx, b->first + at, n, buf) ||
+		    memcmp(buf, rows + at, n * sizeof(*buf)))
+			return false;
+	}
+	return true;
+}
+
 /* Whether bin b holds exactly t: rows, base and segments. */
 static bool same_table(const struct cfi_cache *c, const struct bin *b,
 		       const struct cfi_table *t)
@@ -324,7 +358,7 @@ static bool same_table(const struct cfi_cache *c, const struct bin *b,
 	return !b->err && b->count == t->nr_rows && b->base == t->base &&
 	       b->nr_segs == t->nr_segs &&
 	       !memcmp(b->segs, t->segs, t->nr_segs * sizeof(*t->segs)) &&
-	       !memcmp(c->rows + b->first, t->rows, t->nr_rows * sizeof(*t->rows));
+	       same_rows(c, b, t->rows);
 }
 
 /*
@@ -344,7 +378,8 @@ static int bin_of(struct cfi_cache *c, const struct proc_map *m,
 
 	/* CFI that inflates to more than the rows' room left cannot fit */
 	err = cfi_table_from_elf_room(&t, ef, path, &sk, (c->max_rows -
-				      c->nr_rows) * sizeof(*c->rows), &need);
+				      c->nr_rows) * sizeof(struct sw_cfi_row),
+				      &need);
 	c->no_room_inflate += need;
 	if (sk.why && c->on_skip)
 		c->on_skip(c->on_skip_ctx, sk.what, sk.why);
@@ -479,7 +514,7 @@ static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 		err = -ENOEXEC;
 	} else {
 		err = cfi_table_from_elf_room(&t, ef, NULL, NULL, (c->max_rows -
-					      c->nr_rows) * sizeof(*c->rows), &need);
+					      c->nr_rows) * sizeof(struct sw_cfi_row), &need);
 		c->no_room_inflate += need;
 	}
 	i = add_bin(c, NULL, NULL, 0, t, err, uid);
@@ -677,10 +712,69 @@ int cfi_cache_proc(struct cfi_cache *c, uint32_t pid, struct sw_cfi_map *maps,
 	return err;
 }
 
-const struct sw_cfi_row *cfi_cache_rows(const struct cfi_cache *c, size_t *n)
+size_t cfi_cache_nr_rows(const struct cfi_cache *c)
 {
-	*n = c->nr_rows;
-	return c->rows;
+	return c->nr_rows;
+}
+
+/* The bin whose rows hold row i, or NULL. */
+static const struct bin *bin_at(const struct cfi_cache *c, size_t i)
+{
+	size_t lo = 0, hi = c->nr_tabled;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->bins[c->tabled[mid]].first <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (lo < c->nr_tabled) {
+		const struct bin *b = &c->bins[c->tabled[lo]];
+
+		if (i >= b->first && i - b->first < b->count)
+			return b;
+	}
+	return NULL;
+}
+
+size_t cfi_cache_held(const struct cfi_cache *c, size_t at,
+		      const struct sw_cfi_row **rows)
+{
+	const struct bin *b = bin_at(c, at);
+
+	if (!b || !b->rows)
+		return 0;
+	*rows = b->rows + (at - b->first);
+	return b->first + b->count - at;
+}
+
+void cfi_cache_release(struct cfi_cache *c, size_t upto)
+{
+	if (!c->read)
+		return;
+	for (size_t i = 0; i < c->nr_tabled; i++) {
+		struct bin *b = &c->bins[c->tabled[i]];
+
+		if (b->rows && b->first + b->count <= upto) {
+			free(b->rows);
+			b->rows = NULL;
+		}
+	}
+}
+
+int cfi_cache_row(const struct cfi_cache *c, size_t i, struct sw_cfi_row *out)
+{
+	const struct bin *b = bin_at(c, i);
+
+	if (!b)
+		return -ENOENT;
+	if (b->rows) {
+		*out = b->rows[i - b->first];
+		return 0;
+	}
+	return c->read ? c->read(c->read_ctx, i, 1, out) : -ENOENT;
 }
 
 void cfi_cache_stats(const struct cfi_cache *c, struct cfi_stats *st)
@@ -695,7 +789,7 @@ void cfi_cache_stats(const struct cfi_cache *c, struct cfi_stats *st)
 			st->no_cfi++;
 	}
 	st->rows = c->nr_rows;
-	st->bytes = c->nr_rows * sizeof(*c->rows);
+	st->bytes = c->nr_rows * sizeof(struct sw_cfi_row);
 	st->no_room_rows = c->no_room_rows;
 	st->no_room_inflate = c->no_room_inflate;
 	st->too_big = c->too_big;

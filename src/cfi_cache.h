@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Every binary's unwind table once, in one row store laid out as the BPF
- * map "cfi_rows" will hold it (bpf/cfi.h).  A file is known by (device,
+ * Every binary's unwind table once, its rows numbered as the BPF map
+ * "cfi_rows" will hold them (bpf/cfi.h).  A file is known by (device,
  * inode), so that processes mapping libc, by any path or from any mount
  * namespace, share one table without opening it again.  Another file with
  * the same build-id (libc in a container) shares it too, once its own
@@ -9,7 +9,7 @@
  * The vDSO is read from the process that maps it and known by its bytes
  * (a process may rewrite its own), shared by every process with the same.
  *
- * The store holds at most max_rows rows: a table that does not fit is
+ * There are at most max_rows rows: a table that does not fit is
  * refused with -ENOSPC and counted, never cut short.  So is one whose
  * compressed CFI would inflate to more than the room left, uninflated.
  * A user other than root may hold a quarter of the rows for the files
@@ -27,8 +27,8 @@ struct cfi_cache;
 struct proc_map;
 
 struct cfi_stats {
-	size_t tables;		/* binaries with a table in the store */
-	size_t rows;		/* rows in the store */
+	size_t tables;		/* binaries with a table */
+	size_t rows;		/* rows of those tables */
 	size_t bytes;		/* of those rows, as the BPF map holds them */
 	size_t no_cfi;		/* binaries without usable CFI */
 	size_t no_room;		/* binaries whose table did not fit */
@@ -99,8 +99,30 @@ int cfi_cache_known(struct cfi_cache *c, const struct proc_map *m,
  */
 int cfi_cache_path(struct cfi_cache *c, const char *path);
 
-/* The store: what "cfi_rows" gets, index for index. */
-const struct sw_cfi_row *cfi_cache_rows(const struct cfi_cache *c, size_t *n);
+/*
+ * The rows: what "cfi_rows" gets, index for index, each table's rows held
+ * from its build until released.  cfi_cache_nr_rows: how many there are;
+ * cfi_cache_held: from index at, how many rows held in one run (*rows),
+ * 0 when none are; cfi_cache_row: row i, held or read back.
+ */
+size_t cfi_cache_nr_rows(const struct cfi_cache *c);
+size_t cfi_cache_held(const struct cfi_cache *c, size_t at,
+		      const struct sw_cfi_row **rows);
+int cfi_cache_row(const struct cfi_cache *c, size_t i, struct sw_cfi_row *out);
+
+/*
+ * Where rows let go are read back from (the rows map): rows first.. of n
+ * into out, 0 or -errno.  Without it nothing is released.
+ */
+typedef int (*cfi_read_fn)(void *ctx, size_t first, size_t n,
+			   struct sw_cfi_row *out);
+void cfi_cache_on_read(struct cfi_cache *c, cfi_read_fn fn, void *ctx);
+/*
+ * The tables whose rows all lie below upto are in the map: their memory
+ * goes.  A table found again under another file is compared with what
+ * read gives back.
+ */
+void cfi_cache_release(struct cfi_cache *c, size_t upto);
 
 void cfi_cache_stats(const struct cfi_cache *c, struct cfi_stats *st);
 

@@ -131,8 +131,9 @@ int session_unwind_rule(const struct session *s, __u32 tgid, __u64 addr,
 	struct unwind *u = s->walk ? s->walk->unwind : NULL;
 	const struct proc_map *m = s->procs ?
 				   procs_find(s->procs, tgid, addr - !exact) : NULL;
-	const struct sw_cfi_row *r = u ? unwind_row(u, tgid, addr, exact, m) : NULL;
-	struct sw_cfi_row none = { .kind = SW_CFI_NONE };
+	struct sw_cfi_row row, none = { .kind = SW_CFI_NONE };
+	const struct sw_cfi_row *r =
+		u && !unwind_row(u, tgid, addr, exact, m, &row) ? &row : NULL;
 	/* what the walker does at a first instruction no CFI covers */
 	struct sw_cfi_row at_entry = { .kind = SW_CFI_RSP, .cfa = 1 };
 	int n;

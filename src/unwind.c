@@ -53,7 +53,7 @@ struct unwind {
 	struct file_entry *files;
 	size_t nr_files, cap_files;
 	size_t files_no_room;
-	size_t pushed;		/* rows of the store already in the rows map */
+	size_t pushed;		/* rows already in the rows map */
 	struct sw_cfi_proc proc, old;	/* a process's list, as built and as was */
 	size_t procs, nmaps, procs_no_room, maps_no_room;
 	double ms;
@@ -106,6 +106,20 @@ static void push_files(struct unwind *u)
 	u->nr_files = 0;
 }
 
+/* Rows let go, read back from the rows map. */
+static int read_rows(void *ctx, size_t first, size_t n, struct sw_cfi_row *out)
+{
+	struct unwind *u = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		__u32 k = first + i;
+
+		if (bpf_map_lookup_elem(u->rows_fd, &k, &out[i]))
+			return -errno;
+	}
+	return 0;
+}
+
 int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
 		int procs_fd, int files_fd)
 {
@@ -124,6 +138,8 @@ int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
 	u->files_fd = files_fd;
 	if (files_fd >= 0)
 		cfi_cache_on_file(u->cache, on_file, u);
+	if (rows_fd >= 0)
+		cfi_cache_on_read(u->cache, read_rows, u);
 	*out = u;
 	return 0;
 }
@@ -144,15 +160,17 @@ void unwind_on_skip(struct unwind *u, cfi_skip_fn fn, void *ctx)
 }
 
 /*
- * The store's new rows into the rows map: in batches where the kernel
- * has them (5.6+), else one by one.  The walker can only reach a row once
- * a mapping names it, and mappings are written after.
+ * The new rows into the rows map: in batches where the kernel has them
+ * (5.6+), else one by one; then their memory goes (cfi_cache_release).
+ * The walker can only reach a row once a mapping names it, and mappings
+ * are written after.
  */
 static int push_rows(struct unwind *u)
 {
-	size_t n;
-	const struct sw_cfi_row *rows = cfi_cache_rows(u->cache, &n);
+	size_t n = cfi_cache_nr_rows(u->cache);
+	const struct sw_cfi_row *rows;
 	__u32 batch = 4096;
+	bool batched = true;
 	__u32 *keys;
 
 	if (u->pushed >= n)
@@ -161,22 +179,29 @@ static int push_rows(struct unwind *u)
 	if (!keys)
 		return -ENOMEM;
 	while (u->pushed < n) {
-		__u32 count = n - u->pushed < batch ? n - u->pushed : batch;
+		size_t held = cfi_cache_held(u->cache, u->pushed, &rows);
+		__u32 count = held < batch ? held : batch;
 
+		if (!held) {
+			free(keys);
+			return -EINVAL;	/* a row given out, not held: cannot be */
+		}
 		for (__u32 i = 0; i < count; i++)
 			keys[i] = u->pushed + i;
-		if (bpf_map_update_batch(u->rows_fd, keys, &rows[u->pushed],
-					 &count, NULL))
-			break;
-		u->pushed += count;
+		if (batched &&
+		    !bpf_map_update_batch(u->rows_fd, keys, rows, &count, NULL)) {
+			u->pushed += count;
+			continue;
+		}
+		batched = false;
+		if (bpf_map_update_elem(u->rows_fd, keys, rows, BPF_ANY)) {
+			free(keys);
+			return -errno;
+		}
+		u->pushed++;
 	}
 	free(keys);
-	for (; u->pushed < n; u->pushed++) {
-		__u32 k = u->pushed;
-
-		if (bpf_map_update_elem(u->rows_fd, &k, &rows[k], BPF_ANY))
-			return -errno;
-	}
+	cfi_cache_release(u->cache, u->pushed);
 	return 0;
 }
 
@@ -413,26 +438,34 @@ static int find_map(const struct unwind *u, uint32_t pid, uint64_t pc,
 	return pc >= m->start && pc < m->end ? 0 : -ENOENT;
 }
 
-const struct sw_cfi_row *unwind_row(const struct unwind *u, uint32_t pid,
-				    uint64_t addr, bool exact,
-				    const struct proc_map *file)
+int unwind_row(const struct unwind *u, uint32_t pid, uint64_t addr,
+	       bool exact, const struct proc_map *file, struct sw_cfi_row *row)
 {
-	uint64_t pc = addr - !exact;
-	const struct sw_cfi_row *rows;
+	uint64_t pc = addr - !exact, rel;
 	struct sw_cfi_map m;
-	size_t n, i;
+	size_t lo = 0, hi;
 
 	/* no list (5.17+): the file the walk found from the PC's VMA */
 	if (find_map(u, pid, pc, &m) &&
 	    (!file || cfi_cache_known(u->cache, file, &m)))
-		return NULL;
-	if (pc - m.bias >= 1ULL << 32 || !m.count)
-		return NULL;
-	rows = cfi_cache_rows(u->cache, &n);
-	if ((size_t)m.first + m.count > n)
-		return NULL;
-	i = cfi_rows_search(rows + m.first, m.count, pc - m.bias);
-	return i < m.count ? &rows[m.first + i] : NULL;
+		return -ENOENT;
+	if (pc - m.bias >= 1ULL << 32 || !m.count ||
+	    (size_t)m.first + m.count > cfi_cache_nr_rows(u->cache))
+		return -ENOENT;
+	/* the last row at or below rel, as the walker's search finds it */
+	rel = pc - m.bias;
+	hi = m.count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cfi_cache_row(u->cache, m.first + mid, row))
+			return -ENOENT;
+		if (row->pc <= rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? cfi_cache_row(u->cache, m.first + lo - 1, row) : -ENOENT;
 }
 
 void unwind_stats(const struct unwind *u, struct unwind_stats *st)

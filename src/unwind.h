@@ -68,12 +68,11 @@ int unwind_flush(struct unwind *u, bool all);
  * where the event fired or one a signal interrupted, else a return
  * address (looked up one byte before).  file (may be NULL): the mapping
  * that holds it, as the process had it, for a process without a list
- * (5.17+).  NULL: no mapping or row there (the walker then took a
- * frame-pointer step).
+ * (5.17+).  Into *row: 0, or -ENOENT for no mapping or row there (the
+ * walker then took a frame-pointer step).
  */
-const struct sw_cfi_row *unwind_row(const struct unwind *u, uint32_t pid,
-				    uint64_t addr, bool exact,
-				    const struct proc_map *file);
+int unwind_row(const struct unwind *u, uint32_t pid, uint64_t addr,
+	       bool exact, const struct proc_map *file, struct sw_cfi_row *row);
 
 void unwind_stats(const struct unwind *u, struct unwind_stats *st);
 
