@@ -96,13 +96,14 @@ rm -f "$1"
 	if [ "$2" = last ]; then echo "$line"; fi
 } > "$1"
 EOF
+	# jit named on COMMAND's line: its table is in before it runs
 	cat > "$H/jit.sh" <<EOF
-$W/jit 3 & p=\$!
+"\$1" 3 & p=\$!
 echo \$p > $H/jitpid
 wait \$p
 sh $H/grow.sh /tmp/perf-\$p.map $1
 EOF
-	run_peak "$SC" -f -U "$W/jit:work" -- $(nobody_script jit.sh)
+	run_peak "$SC" -f -U "$W/jit:work" -- $(nobody_script jit.sh) "$W/jit"
 	[ "$status" -eq 0 ]
 	[ "$(wc -l < "/tmp/perf-$(cat "$H/jitpid").map")" -eq 6666667 ]
 	# the map read whole took 450-530 MB; 64 MiB of it fit
