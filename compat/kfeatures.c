@@ -45,6 +45,18 @@ static bool probe_big_keys(void)
 	return true;
 }
 
+/* Before 5.5 an array map with BPF_F_MMAPABLE is refused (EINVAL). */
+static bool probe_map_mmap(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 8, 512, &o);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 /*
  * From the kernel's BTF: where task_struct keeps its kernel stack's base
  * (0 when unknown; from 6.13 the JIT may run a program on a per-CPU
@@ -326,6 +338,8 @@ static void mask_to(struct sw_features *f, __u32 v)
 		f->helper_get_stack = f->btf = false;
 	if (v < SW_KVERSION(4, 20, 0))
 		f->uprobe_ref_ctr = false;
+	if (v < SW_KVERSION(5, 5, 0))
+		f->map_mmap = false;
 	if (v < SW_KVERSION(5, 11, 0))
 		f->map_big_keys = false;
 	if (v < SW_KVERSION(5, 17, 0))
@@ -425,6 +439,7 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 	f->map_perf_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERF_EVENT_ARRAY, NULL) == 1;
 	f->map_prog_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PROG_ARRAY, NULL) == 1;
 	f->map_big_keys = probe_big_keys();
+	f->map_mmap = probe_map_mmap();
 	if (f->prog_kprobe) {
 		f->link_uprobe_multi = probe_uprobe_multi();
 	}
@@ -492,6 +507,7 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s%s\n", "hash keys over 512 bytes (5.11)",
 		yes(f->map_big_keys),
 		f->small_keys_forced ? " (STACKWALK_SMALL_KEYS=1)" : "");
+	fprintf(out, "%-34s %s\n", "mmapable array maps (5.5)", yes(f->map_mmap));
 	fprintf(out, "%-34s %s\n", "kprobes", yes(f->kprobes));
 	fprintf(out, "%-34s %s\n", "BPF on uprobes (4.3)", yes(f->uprobes));
 	fprintf(out, "%-34s %s\n", "kprobe PMU (4.17)", yes(f->pmu_kprobe));

@@ -32,6 +32,7 @@ struct sw_features {
 	bool helper_stackid, helper_get_stack;
 	bool map_stack_trace, map_percpu, map_perf_array, map_prog_array;
 	bool map_big_keys;	/* hash keys over 512 bytes (5.11) */
+	bool map_mmap;		/* array maps user space can mmap (5.5) */
 	bool small_keys_forced;	/* STACKWALK_SMALL_KEYS=1 cleared it */
 	bool no_find_vma_forced; /* STACKWALK_NO_FIND_VMA=1 cleared helper_find_vma */
 	bool walk_state_forced;	/* STACKWALK_WALK_STATE set walk_per_task */

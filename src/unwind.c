@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <linux/fs.h>
 #include <bpf/bpf.h>
 #include "cfi.h"
@@ -54,6 +55,7 @@ struct unwind {
 	size_t nr_files, cap_files;
 	size_t files_no_room;
 	size_t pushed;		/* rows already in the rows map */
+	bool no_mmap;		/* the rows map cannot be mapped (before 5.5) */
 	struct sw_cfi_proc proc, old;	/* a process's list, as built and as was */
 	size_t procs, nmaps, procs_no_room, maps_no_room;
 	double ms;
@@ -159,32 +161,65 @@ void unwind_on_skip(struct unwind *u, cfi_skip_fn fn, void *ctx)
 	cfi_cache_on_skip(u->cache, fn, ctx);
 }
 
-/*
- * The new rows into the rows map: in batches where the kernel has them
- * (5.6+), else one by one; then their memory goes (cfi_cache_release).
- * The walker can only reach a row once a mapping names it, and mappings
- * are written after.
- */
-static int push_rows(struct unwind *u)
-{
-	size_t n = cfi_cache_nr_rows(u->cache);
-	const struct sw_cfi_row *rows;
-	__u32 batch = 4096;
-	bool batched = true;
-	__u32 *keys;
+/* Rows written through one mapping of the map at a time (5.5+). */
+#define PUSH_WINDOW	(256u << 10)
 
-	if (u->pushed >= n)
-		return 0;
-	keys = malloc(batch * sizeof(*keys));
+/*
+ * Rows [u->pushed, n) through mappings of the rows map, a window at a
+ * time so that no more of it than that is ever in this process's RSS.
+ * -EINVAL: it cannot be mapped (not mmapable before 5.5): by syscall then.
+ */
+static int push_mapped(struct unwind *u, size_t n)
+{
+	const size_t page = 4096, row = sizeof(struct sw_cfi_row);
+
+	while (u->pushed < n) {
+		size_t off = u->pushed * row & ~(page - 1);
+		size_t end = n * row - off > PUSH_WINDOW ? off + PUSH_WINDOW : n * row;
+		size_t len = (end - off + page - 1) & ~(page - 1);
+		char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  u->rows_fd, off);
+
+		if (base == MAP_FAILED)
+			return -EINVAL;
+		while (u->pushed * row < end) {
+			const struct sw_cfi_row *rows;
+			size_t held = cfi_cache_held(u->cache, u->pushed, &rows);
+			size_t take = (end - u->pushed * row) / row;
+
+			if (!held) {
+				munmap(base, len);
+				return -EFAULT;	/* given out, never held: cannot be */
+			}
+			take = held < take ? held : take;
+			memcpy(base + (u->pushed * row - off), rows, take * row);
+			u->pushed += take;
+		}
+		munmap(base, len);
+	}
+	return 0;
+}
+
+/*
+ * Rows [u->pushed, n) by the syscall: in batches where the kernel has
+ * them (5.6+), else one by one.
+ */
+static int push_updates(struct unwind *u, size_t n)
+{
+	const struct sw_cfi_row *rows;
+	__u32 batch = 4096, *keys = malloc(batch * sizeof(*keys));
+	bool batched = true;
+	int err = 0;
+
 	if (!keys)
 		return -ENOMEM;
-	while (u->pushed < n) {
+	while (!err && u->pushed < n) {
 		size_t held = cfi_cache_held(u->cache, u->pushed, &rows);
 		__u32 count = held < batch ? held : batch;
 
 		if (!held) {
-			free(keys);
-			return -EINVAL;	/* a row given out, not held: cannot be */
+			err = -EFAULT;	/* given out, never held: cannot be */
+			break;
 		}
 		for (__u32 i = 0; i < count; i++)
 			keys[i] = u->pushed + i;
@@ -194,15 +229,36 @@ static int push_rows(struct unwind *u)
 			continue;
 		}
 		batched = false;
-		if (bpf_map_update_elem(u->rows_fd, keys, rows, BPF_ANY)) {
-			free(keys);
-			return -errno;
-		}
-		u->pushed++;
+		if (bpf_map_update_elem(u->rows_fd, keys, rows, BPF_ANY))
+			err = -errno;
+		else
+			u->pushed++;
 	}
 	free(keys);
-	cfi_cache_release(u->cache, u->pushed);
-	return 0;
+	return err;
+}
+
+/*
+ * The new rows into the rows map, then their memory goes
+ * (cfi_cache_release).  The walker can only reach a row once a mapping
+ * names it, and mappings are written after.
+ */
+static int push_rows(struct unwind *u)
+{
+	size_t n = cfi_cache_nr_rows(u->cache);
+	int err = 0;
+
+	if (u->pushed >= n)
+		return 0;
+	if (!u->no_mmap) {
+		err = push_mapped(u, n);
+		u->no_mmap = err == -EINVAL;
+	}
+	if (u->no_mmap)
+		err = push_updates(u, n);
+	if (!err)
+		cfi_cache_release(u->cache, u->pushed);
+	return err;
 }
 
 static double now_ms(void)

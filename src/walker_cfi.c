@@ -57,6 +57,10 @@ static int cfi_open(struct walker *w)
 		w->cfi_files = s->maps.cfi_files;
 	bpf_map__set_autocreate(s->maps.cfi_files, w->vma);
 	bpf_map__set_max_entries(w->cfi_rows, cfi_rows_in(w->o.unwind_mb));
+	/* rows written through a mapping of it: memcpy, not 250 ns each */
+	if (w->f->map_mmap)
+		bpf_map__set_map_flags(w->cfi_rows, bpf_map__map_flags(w->cfi_rows) |
+				       BPF_F_MMAPABLE);
 	return walker_gs_open(w);
 }
 
@@ -111,6 +115,26 @@ static __u32 walk_slot(const struct walker *w)
 	return w->small ? SW_GS_SMALL : w->per_task ? SW_GS_COUNT_T : SW_GS_COUNT;
 }
 
+/*
+ * Whether a program this run loads, other than the walks, is of type t:
+ * a caller of the walk of that type.
+ */
+static bool calls_walk(const struct walker *w, enum bpf_prog_type t,
+		       const struct bpf_program *kp, const struct bpf_program *tp)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, w->obj)
+		if (p != kp && p != tp && bpf_program__autoload(p) &&
+		    bpf_program__type(p) == t)
+			return true;
+	return false;
+}
+
+/*
+ * Each walk is the largest program the verifier checks (tens of ms): only
+ * those with callers of their type are loaded.
+ */
 static void cfi_choose(struct walker *w)
 {
 	const struct cfi_bpf *s = w->skel;
@@ -118,8 +142,9 @@ static void cfi_choose(struct walker *w)
 
 	walker_getstack_choose(w);
 	walk_progs(w, &kp, &tp);
-	walker_want(w, kp, true);
-	walker_want(w, tp, w->f->prog_tracepoint);
+	walker_want(w, kp, calls_walk(w, BPF_PROG_TYPE_KPROBE, kp, tp));
+	walker_want(w, tp, w->f->prog_tracepoint &&
+		    calls_walk(w, BPF_PROG_TYPE_TRACEPOINT, kp, tp));
 	walker_want(w, s->progs.gs_cfi_fork, true);
 	walker_want(w, s->progs.gs_cfi_exec, true);
 	walker_want(w, s->progs.gs_cfi_exit, true);
@@ -158,12 +183,12 @@ static int cfi_loaded(struct walker *w)
 
 	walk_progs(w, &kp, &tp);
 	fd = bpf_program__fd(kp);
-	if (bpf_map_update_elem(bpf_map__fd(s->maps.cfi_tails_kp), &slot, &fd, BPF_ANY))
+	if (fd >= 0 &&
+	    bpf_map_update_elem(bpf_map__fd(s->maps.cfi_tails_kp), &slot, &fd, BPF_ANY))
 		return -errno;
-	if (!w->f->prog_tracepoint)
-		return 0;
 	fd = bpf_program__fd(tp);
-	if (bpf_map_update_elem(bpf_map__fd(s->maps.cfi_tails_tp), &slot, &fd, BPF_ANY))
+	if (fd >= 0 &&
+	    bpf_map_update_elem(bpf_map__fd(s->maps.cfi_tails_tp), &slot, &fd, BPF_ANY))
 		return -errno;
 	return 0;
 }
