@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -142,6 +143,14 @@ int session_init(struct session *s)
 	struct stat st;
 	sigset_t set;
 
+	/*
+	 * Blocks of 64 KB and over (the unwind tables' scratch, file images)
+	 * are mapped and given back whole when freed.  glibc would otherwise
+	 * raise that threshold to the largest block freed so far, and carve
+	 * later blocks from a heap it never shrinks: a run that built one
+	 * large table would keep its scratch's peak for good.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 64 << 10);
 	s->out = fopencookie(s, "w", io);
 	if (!s->out)
 		return session_die(s->o.tool, "out of memory");
