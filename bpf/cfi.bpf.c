@@ -177,12 +177,11 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 }
 
 /*
- * GS_CFI_FRAMES frames of the walk, then the next program, or the end:
- * an outermost frame, one that cannot be read, or out of tail calls
- * (past 128 frames: SW_STOP_DEPTH).
+ * 4.18-5.16, from the processes' lists: GS_CFI_FRAMES frames of the walk,
+ * then the next program, or the end: an outermost frame, one that cannot
+ * be read, or out of tail calls (past 128 frames: SW_STOP_DEPTH).
  */
-static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
-				       const int vma)
+static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 {
 	struct sw_cfi_proc *proc;
 	struct cfi_state *st;
@@ -205,7 +204,7 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
 		}
 		ubuf[st->n & SW_MAX_FRAMES] = st->pc | st->how << SW_HOW_SHIFT;
 		st->n++;
-		why = cfi_step(proc, st, vma);
+		why = cfi_step(proc, st, 0);
 		if (why)
 			break;
 	}
@@ -215,11 +214,67 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
 	}
 	if (why == SW_STOP_CUT)
 		sw_lost(SW_LOST_CUT);
-	if (vma && st->no_table)
-		sw_lost(SW_LOST_NO_TABLE);
-	if (vma && st->busy)
-		sw_lost(SW_LOST_VMA_BUSY);
 	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode);
+	return 0;
+}
+
+/*
+ * What each frame of a looped walk reaches: its caller's pointers.  Only
+ * pointers: a value that changed from frame to frame here would have the
+ * verifier check the frame again for each (st->why is map memory).
+ */
+struct cfi_loop {
+	struct sw_cfi_proc *proc;
+	struct cfi_state *st;
+	__u64 *ubuf;
+};
+
+/* One frame of gs_cfi_walk_loop: 1 ends the loop, its reason in st->why. */
+static long cfi_loop_frame(__u64 i, void *data)
+{
+	struct cfi_loop *l = data;
+	struct cfi_state *st = l->st;
+
+	if (st->n >= SW_MAX_FRAMES) {
+		st->why = SW_STOP_DEPTH;
+		return 1;
+	}
+	l->ubuf[st->n & SW_MAX_FRAMES] = st->pc | st->how << SW_HOW_SHIFT;
+	st->n++;
+	st->why = cfi_step(l->proc, st, 1);
+	return st->why != 0;
+}
+
+/*
+ * 5.17+ (bpf_find_vma, bpf_loop): the whole walk in one program, a frame
+ * per call of cfi_loop_frame, which the verifier checks once, not once
+ * for each of GS_CFI_FRAMES unrolled copies and the paths between them:
+ * loading takes a few ms instead of tens, and no tail call every four
+ * frames.
+ */
+static __always_inline int gs_cfi_walk_loop(void *ctx, const int mode)
+{
+	struct cfi_loop l;
+	struct cfi_state *st;
+	void *scr;
+	__u32 tgid;
+
+	if (gs_cfi_parts(mode, 0, &scr, &st))
+		return 0;
+	tgid = st->tgid;
+	l.proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	l.st = st;
+	l.ubuf = gs_cfi_ubuf(scr, mode, st->nk);
+	st->why = SW_STOP_DEPTH;
+	bpf_loop(SW_MAX_FRAMES + 1, cfi_loop_frame, &l, 0);
+	if (st->why == SW_STOP_CUT)
+		sw_lost(SW_LOST_CUT);
+	if (st->no_table)
+		sw_lost(SW_LOST_NO_TABLE);
+	if (st->busy)
+		sw_lost(SW_LOST_VMA_BUSY);
+	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n,
+		    st->why, mode);
 	return 0;
 }
 
@@ -248,19 +303,19 @@ SEC("tracepoint") int gs_cfi_tp##sfx(void *ctx)				\
 }									\
 SEC("kprobe") int gs_cfi_walk_kp##sfx(struct pt_regs *ctx)		\
 {									\
-	return gs_cfi_walk(ctx, mode, &cfi_tails_kp, 0);		\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_kp);			\
 }									\
 SEC("tracepoint") int gs_cfi_walk_tp##sfx(void *ctx)			\
 {									\
-	return gs_cfi_walk(ctx, mode, &cfi_tails_tp, 0);		\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_tp);			\
 }									\
 SEC("kprobe") int gs_cfi_walk_vma_kp##sfx(struct pt_regs *ctx)		\
 {									\
-	return gs_cfi_walk(ctx, mode, &cfi_tails_kp, 1);		\
+	return gs_cfi_walk_loop(ctx, mode);				\
 }									\
 SEC("tracepoint") int gs_cfi_walk_vma_tp##sfx(void *ctx)		\
 {									\
-	return gs_cfi_walk(ctx, mode, &cfi_tails_tp, 1);		\
+	return gs_cfi_walk_loop(ctx, mode);				\
 }
 
 /*

@@ -146,6 +146,8 @@ struct cfi_state {
 	__u32 m_first, m_count;
 	/* SW_CFG_VMA: a file without a table met, the VMA lock taken */
 	__u32 no_table, busy;
+	/* the looped walk's end: SW_STOP_*, in map memory for its verifier */
+	__u64 why;
 };
 
 struct {
@@ -211,8 +213,7 @@ static __always_inline void cfi_vma_map(struct cfi_state *st, __u64 pc)
 	struct cfi_vma v = {};
 	struct sw_cfi_file_key k = {};
 	struct sw_cfi_file *f;
-	__u64 fo, delta = 0;
-	int found = 0;
+	__u64 fo, delta = 0, found = 0;
 
 	st->m_len = 0;
 	if (bpf_find_vma(bpf_get_current_task_btf(), pc, cfi_vma_fields, &v, 0)) {
@@ -232,12 +233,18 @@ static __always_inline void cfi_vma_map(struct cfi_state *st, __u64 pc)
 	if (!f->count)
 		return;
 	fo = v.pgoff << 12;
+	/*
+	 * The segment that holds fo, without a jump: a branch per test would
+	 * give the verifier a path for each outcome of each, through all of
+	 * the walk after (file offsets are below 2^63, as cfi_le needs)
+	 */
 #pragma unroll
 	for (int i = 0; i < SW_CFI_FILE_SEGS; i++) {
-		if (!found && i < f->nr && f->seg[i].lo <= fo && fo < f->seg[i].end) {
-			delta = f->seg[i].delta;
-			found = 1;
-		}
+		__u64 hit = cfi_le(i + 1, f->nr) & cfi_le(f->seg[i].lo, fo) &
+			    cfi_le(fo + 1, f->seg[i].end) & (found ^ 1);
+
+		delta |= f->seg[i].delta & -hit;
+		found |= hit;
 	}
 	if (!found)
 		return;

@@ -465,8 +465,10 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 	f->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	if (f->btf)
 		btf_offsets(f);
+	/* the VMA walk loops over frames with bpf_loop, of the same release */
 	f->helper_find_vma = f->prog_kprobe && f->vma_ok &&
-			     probe_helper(BPF_FUNC_find_vma);
+			     probe_helper(BPF_FUNC_find_vma) &&
+			     probe_helper(BPF_FUNC_loop);
 	f->jit = !read_int("/proc/sys/net/core/bpf_jit_enable", &v) && v > 0;
 	read_config(f);
 	/* a long read: only where the answer can matter */
