@@ -79,13 +79,19 @@ size_t session_loss_line(const struct session *s, const struct session_losses *l
 	return n < len ? n : len - 1;
 }
 
-/* Names not read for want of --file-memory: never silently. */
+/* Names not read (for want of --file-memory, or their file gone): never silently. */
 static void report_cut(struct session *s)
 {
 	struct symbolizer_cut c;
 	char files[64] = "", maps[64] = "";
 
 	symbolizer_cut(s->sym, &c);
+	if (c.gone)
+		fprintf(stderr, "%s: %llu frame%s [unknown]: their binary, deleted "
+			"or replaced at its path (or run from a memfd), could only "
+			"be read through its process, which had ended before the "
+			"kernel's record of its mapping was read\n", s->o.tool,
+			(unsigned long long)c.gone, c.gone == 1 ? " is" : "s are");
 	if (!c.files && !c.perfmaps)
 		return;
 	if (c.files)

@@ -28,6 +28,11 @@ struct file_slot {
 	/* NULL when it could not be opened: not tried again */
 	struct elf_file *ef;
 	bool cut;		/* it, or its debug symbols, did not fit */
+	/*
+	 * Reachable only through its process, which had ended when it was
+	 * first asked for: deleted or replaced at its path since, or a memfd
+	 */
+	bool gone;
 };
 
 static size_t hash_key(const struct proc_map *m)
@@ -86,6 +91,7 @@ struct symbolizer {
 	struct debuginfod *remote;	/* NULL: debug files from here only */
 	size_t files_cut;
 	uint64_t frames_cut;	/* named [unknown] for want of budget */
+	uint64_t frames_gone;	/* [unknown]: their file_slot's gone */
 	/* the kernel's vDSO, as this process has it, and its symbols */
 	uint8_t *vdso;
 	size_t vdso_len;
@@ -200,6 +206,7 @@ void symbolizer_cut(const struct symbolizer *s, struct symbolizer_cut *c)
 	c->files = s->files_cut;
 	c->perfmaps = perfmaps_nr_cut(s->jit);
 	c->frames = s->frames_cut;
+	c->gone = s->frames_gone;
 }
 
 /*
@@ -290,6 +297,15 @@ static struct elf_file *open_checked(struct symbolizer *s, const char *path,
 	return err ? NULL : ef;
 }
 
+/* Whether path still reaches f's file, as far as stat tells. */
+static bool same_at_path(const struct file_slot *f, const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && (!f->ino || st.st_ino == f->ino) &&
+	       !procs_map_deleted(&(struct proc_map){ .path = path });
+}
+
 /* f's file from the first of n paths that is it, counted when it did not fit. */
 static void open_slot(struct symbolizer *s, struct file_slot *f,
 		      const char *const *paths, int n)
@@ -315,9 +331,10 @@ static void open_file(struct symbolizer *s, uint32_t tgid,
 {
 	char mapped[96], root[4096];
 	const char *paths[3];
+	bool alive = procs_alive(s->procs, tgid);
 	int n = 0;
 
-	if (procs_alive(s->procs, tgid)) {
+	if (alive) {
 		procs_map_file(tgid, m, mapped, sizeof(mapped));
 		paths[n++] = mapped;
 		if (snprintf(root, sizeof(root), "/proc/%u/root%s", tgid,
@@ -326,6 +343,8 @@ static void open_file(struct symbolizer *s, uint32_t tgid,
 	}
 	paths[n++] = m->path;
 	open_slot(s, f, paths, n);
+	/* alive may be a process already past releasing its memory */
+	f->gone = !f->ef && !same_at_path(f, m->path);
 }
 
 static int get_file(struct symbolizer *s, uint32_t tgid,
@@ -558,6 +577,10 @@ int symbolizer_user(struct symbolizer *s, uint32_t tgid, uint64_t addr,
 	}
 	if (ef)
 		r->build_id_size = elf_file_build_id(ef, &r->build_id);
+	if (!ef && f && f->gone) {
+		s->frames_gone++;
+		return -ENOENT;
+	}
 	if (!ef || elf_file_offset_to_vaddr(ef, look - m->start + m->pgoff,
 					     &vaddr) ||
 	    !(sym = elf_file_sym_at(ef, vaddr)))

@@ -84,6 +84,11 @@ struct symbolizer_cut {
 	size_t files;		/* ELF files not read, or their symbols not all */
 	size_t perfmaps;	/* perf maps read in part */
 	uint64_t frames;	/* frames of those shown as [unknown] */
+	/*
+	 * frames shown as [unknown] because their file, deleted or a memfd,
+	 * could only be read through a process that had ended by then
+	 */
+	uint64_t gone;
 };
 void symbolizer_cut(const struct symbolizer *s, struct symbolizer_cut *c);
 /* C++ and Rust names demangled (the default), or kept as in the file. */
