@@ -41,6 +41,10 @@ has_child() {
 	[ -n "$(ps -o pid= --ppid "$1")" ]
 }
 
+child_or_ended() {
+	has_child "$1" || gone_or_zombie "$1"
+}
+
 # The pid of $1's child, once there is one (within 30 s).
 child_of() {
 	within 30 has_child "$1" || return 1
@@ -85,10 +89,12 @@ tool_ends() {
 		"$SC" -U --walker cfi "$GETPPID" -- sh -c "echo ran > $d/ran" \
 			> "$d/sc.out" 2> "$d/sc.err" &
 		SC_PID=$!
-		cmd=$(child_of "$SC_PID")
+		# the whole run may be over before its child is seen (a start of
+		# tens of ms on a quiet machine), or before it is stopped: again
+		within 30 child_or_ended "$SC_PID"
+		cmd=$(ps -o pid= --ppid "$SC_PID" | tr -d ' ')
 		LEFT="${LEFT:-} $cmd"
-		# the whole run may be over already on a busy machine: again
-		if ! kill -STOP "$SC_PID" 2> /dev/null; then
+		if [ -z "$cmd" ] || ! kill -STOP "$SC_PID" 2> /dev/null; then
 			wait "$SC_PID" || true
 			rm -f "$d/ran"
 			cmd=
