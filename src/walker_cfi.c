@@ -116,17 +116,15 @@ static __u32 walk_slot(const struct walker *w)
 }
 
 /*
- * Whether a program this run loads, other than the walks, is of type t:
- * a caller of the walk of that type.
+ * Whether a program chosen so far (only the targets' are, when cfi_choose
+ * begins: the walk's callers) is of type t.
  */
-static bool calls_walk(const struct walker *w, enum bpf_prog_type t,
-		       const struct bpf_program *kp, const struct bpf_program *tp)
+static bool calls_walk(const struct walker *w, enum bpf_prog_type t)
 {
 	struct bpf_program *p;
 
 	bpf_object__for_each_program(p, w->obj)
-		if (p != kp && p != tp && bpf_program__autoload(p) &&
-		    bpf_program__type(p) == t)
+		if (bpf_program__autoload(p) && bpf_program__type(p) == t)
 			return true;
 	return false;
 }
@@ -138,13 +136,14 @@ static bool calls_walk(const struct walker *w, enum bpf_prog_type t,
 static void cfi_choose(struct walker *w)
 {
 	const struct cfi_bpf *s = w->skel;
+	bool kp_called = calls_walk(w, BPF_PROG_TYPE_KPROBE);
+	bool tp_called = calls_walk(w, BPF_PROG_TYPE_TRACEPOINT);
 	struct bpf_program *kp, *tp;
 
 	walker_getstack_choose(w);
 	walk_progs(w, &kp, &tp);
-	walker_want(w, kp, calls_walk(w, BPF_PROG_TYPE_KPROBE, kp, tp));
-	walker_want(w, tp, w->f->prog_tracepoint &&
-		    calls_walk(w, BPF_PROG_TYPE_TRACEPOINT, kp, tp));
+	walker_want(w, kp, kp_called);
+	walker_want(w, tp, w->f->prog_tracepoint && tp_called);
 	walker_want(w, s->progs.gs_cfi_fork, true);
 	walker_want(w, s->progs.gs_cfi_exec, true);
 	walker_want(w, s->progs.gs_cfi_exit, true);

@@ -1085,7 +1085,7 @@ static const struct sw_cfi_map *entry_at(const struct sw_cfi_map *v, size_t n,
 }
 
 /*
- * Through the store and an entry, every row start of the table (and the
+ * Through the cache's rows and an entry, every row start of the table (and the
  * byte before it) finds the row the table itself has there.
  */
 static void check_entry(const char *label, struct cfi_cache *c,
@@ -1182,7 +1182,7 @@ static void test_cache(const char *dir, const char *vdso_copy)
 	}
 	cfi_cache_free(c);
 
-	/* a store one row too small for libc: refused whole, and counted */
+	/* a cache one row too small for libc: refused whole, and counted */
 	if (!cfi_cache_new(&c, tl->nr_rows - 1)) {
 		struct sw_cfi_map e;
 
