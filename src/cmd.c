@@ -11,7 +11,6 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include "cmd.h"
-#include "vec.h"
 
 /*
  * The file execvp would run, found before the child starts: its search
@@ -216,66 +215,51 @@ static int span_of(pid_t pid, unsigned long long addr, unsigned long long *lo,
 	return file[0] ? 0 : -ENOENT;
 }
 
-static struct sw_held *held_find(struct sw_cmd *c, pid_t pid)
-{
-	for (size_t i = 0; i < c->nr_held; i++)
-		if (c->held[i].pid == pid)
-			return &c->held[i];
-	return NULL;
-}
-
 /*
  * Its loader is over (or it ended, or it execs anew): not held any more.
- * A pid is forgotten as soon as its process is, so that a new process
- * given the same pid is a stranger.
  */
-static void held_drop(struct sw_cmd *c, struct sw_held *h)
+static void held_drop(struct sw_cmd *c)
 {
-	if (h->pid == c->pid)
-		c->loaded = true;
-	*h = c->held[--c->nr_held];
+	c->holding = false;
+	c->loaded = true;
 }
 
 /*
- * Tracee pid stopped at an exec: c->on_map hears of its image, and, while
- * its dynamic loader runs, it is held: stepped syscall by syscall (see
- * held_syscall).  A static program, or one whose loader cannot be found,
- * runs on.
+ * The command stopped at an exec: c->on_map hears of its image, and,
+ * while its dynamic loader runs, it is held: stepped syscall by syscall
+ * (see held_syscall).  A static program, or one whose loader cannot be
+ * found, runs on.
  */
-static void held_exec(struct sw_cmd *c, pid_t pid)
+static void held_exec(struct sw_cmd *c)
 {
-	struct sw_held *h = held_find(c, pid), n = { .pid = pid, .nr = -1 };
+	struct sw_held n = { .nr = -1 };
 	struct user_regs_struct r;
 	bool is_exe = true;
 
-	if (!ptrace(PTRACE_GETREGS, pid, NULL, &r)) {
-		c->on_map(c->ctx, pid);
-		if (span_of(pid, r.rip, &n.lo, &n.hi, &is_exe))
+	if (!ptrace(PTRACE_GETREGS, c->pid, NULL, &r)) {
+		c->on_map(c->ctx, c->pid);
+		if (span_of(c->pid, r.rip, &n.lo, &n.hi, &is_exe))
 			is_exe = true;
 	}
 	if (is_exe) {
-		if (h)
-			held_drop(c, h);
-		else if (pid == c->pid)
-			c->loaded = true;
+		held_drop(c);
 		return;
 	}
-	if (!h && !VEC_GROW(c->held, c->nr_held, c->cap_held, 16))
-		h = &c->held[c->nr_held++];
-	if (h)
-		*h = n;
+	c->held = n;
+	c->holding = true;
 }
 
 /*
- * A held process at a syscall stop: at an entry from other code than the
- * loader's, the loader is done and it runs on; at the end of an mmap of
- * code, c->on_map hears of it before any of that code can run.
+ * The held command at a syscall stop: at an entry from other code than
+ * the loader's, the loader is done and it runs on; at the end of an mmap
+ * of code, c->on_map hears of it before any of that code can run.
  */
-static void held_syscall(struct sw_cmd *c, struct sw_held *h)
+static void held_syscall(struct sw_cmd *c)
 {
+	struct sw_held *h = &c->held;
 	struct user_regs_struct r;
 
-	if (ptrace(PTRACE_GETREGS, h->pid, NULL, &r))
+	if (ptrace(PTRACE_GETREGS, c->pid, NULL, &r))
 		return;
 	/*
 	 * x86_64 enters a syscall with -ENOSYS in %rax; counting stops
@@ -283,53 +267,53 @@ static void held_syscall(struct sw_cmd *c, struct sw_held *h)
 	 */
 	if ((long long)r.rax == -ENOSYS) {
 		if (r.rip < h->lo || r.rip >= h->hi) {
-			held_drop(c, h);
+			held_drop(c);
 			return;
 		}
 		h->nr = r.orig_rax;
 		h->prot = r.rdx;
 	} else if (h->nr == SYS_mmap && (h->prot & PROT_EXEC) &&
 		   (long long)r.rax >= 0) {
-		c->on_map(c->ctx, h->pid);
+		c->on_map(c->ctx, c->pid);
 	}
 }
 
-/*
- * Tracee pid's ptrace stop ws dealt with, and pid running again: to its
- * next syscall stop while held, else to its next event or signal.
- */
-static void on_stop(struct sw_cmd *c, pid_t pid, int ws)
+/* The command running again: to its next syscall stop while held. */
+static int cont(struct sw_cmd *c, int sig)
+{
+	return ptrace(c->holding ? PTRACE_SYSCALL : PTRACE_CONT, c->pid, NULL,
+		      (void *)(long)sig) ? -errno : 0;
+}
+
+/* The command's ptrace stop ws dealt with, and the command running again. */
+static void on_stop(struct sw_cmd *c, int ws)
 {
 	int sig = WSTOPSIG(ws), event = ws >> 16;
-	struct sw_held *h;
 
 	if (event == PTRACE_EVENT_EXEC) {
-		held_exec(c, pid);
+		held_exec(c);
 		sig = 0;
 	} else if (event == PTRACE_EVENT_STOP && sig != SIGTRAP) {
 		/*
 		 * A group-stop (SIGSTOP, SIGTSTP, ...): stopped it stays, as it
 		 * would untraced, until a SIGCONT brings another stop.
 		 */
-		ptrace(PTRACE_LISTEN, pid, NULL, NULL);
+		ptrace(PTRACE_LISTEN, c->pid, NULL, NULL);
 		return;
 	} else if (sig == (SIGTRAP | 0x80)) {
-		h = held_find(c, pid);
-		if (h)
-			held_syscall(c, h);
+		if (c->holding)
+			held_syscall(c);
 		sig = 0;
 	} else if (event) {
-		sig = 0;	/* a fork, a vfork, a new child's first stop */
+		sig = 0;
 	}
 	/* a signal for it goes on to it */
-	ptrace(held_find(c, pid) ? PTRACE_SYSCALL : PTRACE_CONT, pid, NULL,
-	       (void *)(long)sig);
+	cont(c, sig);
 }
 
 int cmd_follow(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid), void *ctx)
 {
-	long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC |
-		    PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC;
 
 	if (!c->at_exec)
 		return 0;
@@ -339,16 +323,12 @@ int cmd_follow(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid), void *ctx)
 	c->on_map = fn;
 	c->ctx = ctx;
 	c->at_exec = false;
-	held_exec(c, c->pid);
-	if (ptrace(held_find(c, c->pid) ? PTRACE_SYSCALL : PTRACE_CONT,
-		   c->pid, NULL, NULL))
-		return -errno;
-	return 0;
+	held_exec(c);
+	return cont(c, 0);
 }
 
 pid_t cmd_wait(struct sw_cmd *c, int *ws, int flags)
 {
-	struct sw_held *h;
 	pid_t r;
 
 	for (;;) {
@@ -358,29 +338,18 @@ pid_t cmd_wait(struct sw_cmd *c, int *ws, int flags)
 		}
 		if (!c->traced)
 			return waitpid(c->pid, ws, flags);
-		/* every tracee's stops come here, the command's own and its children's */
-		r = waitpid(-1, ws, flags | __WALL);
+		r = waitpid(c->pid, ws, flags | __WALL);
 		if (r <= 0)
 			return r;
 		if (WIFSTOPPED(*ws)) {
-			on_stop(c, r, *ws);
+			on_stop(c, *ws);
 			continue;
 		}
-		h = held_find(c, r);
-		if (h)
-			held_drop(c, h);
-		if (r == c->pid) {
-			c->exited = true;
-			c->exit_ws = *ws;
-		}
+		if (c->holding)
+			held_drop(c);
+		c->exited = true;
+		c->exit_ws = *ws;
 	}
-}
-
-void cmd_free(struct sw_cmd *c)
-{
-	free(c->held);
-	c->held = NULL;
-	c->nr_held = c->cap_held = 0;
 }
 
 int cmd_exit_code(int wstatus)

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* A process held, stepped syscall by syscall, while its loader runs. */
+/* The command held, stepped syscall by syscall, while its loader runs. */
 struct sw_held {
 	pid_t pid;
 	unsigned long long lo, hi;	/* the loader's code */
@@ -27,11 +27,11 @@ struct sw_cmd {
 	bool at_exec;		/* stopped at its exec now, by cmd_go */
 	bool exited;		/* it has ended (seen by cmd_wait or cmd_go) ... */
 	int exit_ws;		/* ... with this status */
-	/* cmd_follow: each process held at each exec while its loader runs */
+	/* cmd_follow: the command held at each exec while its loader runs */
 	void (*on_map)(void *ctx, pid_t pid);
 	void *ctx;
-	struct sw_held *held;	/* those in their loader now */
-	size_t nr_held, cap_held;
+	struct sw_held held;
+	bool holding;		/* in its loader now */
 	bool loaded;		/* its own first loader is over (done, or it ended) */
 };
 
@@ -54,23 +54,23 @@ int cmd_go(struct sw_cmd *c);
 int cmd_resume(struct sw_cmd *c);
 /*
  * Held at its first instruction: run it on, and at this exec and each one
- * it and the processes it starts make later (they are followed through
- * fork and vfork), hold the process while its dynamic loader maps the
- * libraries it starts with (syscall by syscall, ptrace), fn hearing of
- * the image and of each mapping of code before any of that code runs.
- * Each stop is dealt with as cmd_wait finds it, never waited for here:
- * whatever a process does (spin, block), the tool goes on.
+ * it makes later, hold it while its dynamic loader maps the libraries it
+ * starts with (syscall by syscall, ptrace), fn hearing of the image and
+ * of each mapping of code before any of that code runs.  Only the command
+ * itself: the processes it starts are never traced, so a tracer, a
+ * debugger or a sanitizer it runs works as it would untraced, and what
+ * they exec costs what it would.  Each stop is dealt with as cmd_wait
+ * finds it, never waited for here: whatever it does (spin, block), the
+ * tool goes on.
  */
 int cmd_follow(struct sw_cmd *c, void (*fn)(void *ctx, pid_t pid), void *ctx);
 /*
- * waitpid for the command: the ptrace stops cmd_follow brings, its own
- * and its children's, are dealt with here (an exec's loader held, signals
- * passed on, group-stops kept, the ends of held processes forgotten);
+ * waitpid for the command: the ptrace stops cmd_follow brings are dealt
+ * with here (an exec's loader held, signals passed on, group-stops kept);
  * returns as waitpid(pid) would: its pid once it has ended, 0 (WNOHANG)
  * while it runs.
  */
 pid_t cmd_wait(struct sw_cmd *c, int *ws, int flags);
-void cmd_free(struct sw_cmd *c);
 /* Exit status as a shell reports it (128+N for signal N). */
 int cmd_exit_code(int wstatus);
 

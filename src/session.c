@@ -1105,7 +1105,6 @@ void session_free(struct session *s)
 			kill(s->cmd.pid, SIGKILL);
 		cmd_wait(&s->cmd, &ws, 0);
 	}
-	cmd_free(&s->cmd);
 	sideband_free(s->sb);
 	if (s->hooks && s->hooks->free)
 		s->hooks->free(s);

@@ -163,10 +163,11 @@ libc_copy() {	# DIR [RUN-AS...]
 for i in 1 2 3 4 5; do
 	${NOBODY[*]} env LD_LIBRARY_PATH=$H/c\$i true
 done
-LD_LIBRARY_PATH=$BATS_TEST_TMPDIR/root $W/cfipaths
+LD_LIBRARY_PATH=$BATS_TEST_TMPDIR/root exec $W/cfipaths
 SH
-	# the script's programs are held at each exec, as on 4.18-5.16, so
-	# that each table is loaded (or refused) before their code runs
+	# the command is held at each exec, as on 4.18-5.16, so that cfipaths'
+	# tables are loaded before its code runs; nobody's come with their
+	# mappings, or at the end
 	STACKWALK_NO_FIND_VMA=1 run --separate-stderr "$SC" -U -f --unwind-memory 1 \
 		t:syscalls:sys_enter_getppid -- sh "$BATS_TEST_TMPDIR/run.sh"
 	[ "$status" -eq 0 ]

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # -- COMMAND and the processes it starts, whatever they do and whatever
-# happens to the tool: on 4.18-5.16 the cfi walker holds each while its
-# loader maps libraries (ptrace), and none of that may leave one stopped,
-# stop one that was never held, or keep the tool from ending.  5.17+ holds
+# happens to the tool: on 4.18-5.16 the cfi walker holds the command at
+# each exec while its loader maps libraries (ptrace), and none of that
+# may leave it stopped, touch a process it starts, or keep the tool from
+# ending.  5.17+ holds
 # nothing: these tests walk as 4.18-5.16 does (STACKWALK_NO_FIND_VMA=1),
 # but the last, which is that nothing holds the command there.
 
@@ -14,7 +15,9 @@ GETPPID=t:syscalls:sys_enter_getppid
 
 teardown() {
 	local p
-	exec 7>&-
+	exec 7>&- 8>&-
+	# a test that failed with the tool stopped: it must hear the SIGINT
+	[ -n "${SC_PID:-}" ] && kill -CONT "$SC_PID" 2>/dev/null
 	# what an unfixed tool leaves behind: stopped, or spinning untraced
 	for p in ${LEFT:-}; do
 		kill -KILL "$p" 2>/dev/null || true
@@ -41,14 +44,19 @@ has_child() {
 	[ -n "$(ps -o pid= --ppid "$1")" ]
 }
 
-child_or_ended() {
-	has_child "$1" || gone_or_zombie "$1"
-}
-
 # The pid of $1's child, once there is one (within 30 s).
 child_of() {
 	within 30 has_child "$1" || return 1
 	ps -o pid= --ppid "$1" | tr -d ' '
+}
+
+# Whether process $1 waits to read a pipe (pipe_read, or anon_pipe_read
+# since 6.15).
+reading() {
+	case $(cat "/proc/$1/wchan" 2>/dev/null) in
+	pipe_read | anon_pipe_read) return 0 ;;
+	esac
+	return 1
 }
 
 is_state() {
@@ -84,31 +92,19 @@ tool_ends() {
 # and its process ends.  Unfixed, the child went on to PTRACE_TRACEME,
 # which made init its tracer, and stopped at its exec for ever (state t).
 @test "SIGKILL while COMMAND waits to start: it never starts, its process ends, never left stopped" {
-	local d=$BATS_TEST_TMPDIR try cmd=
-	for try in $(seq 10); do
-		"$SC" -U --walker cfi "$GETPPID" -- sh -c "echo ran > $d/ran" \
-			> "$d/sc.out" 2> "$d/sc.err" &
-		SC_PID=$!
-		# the whole run may be over before its child is seen (a start of
-		# tens of ms on a quiet machine), or before it is stopped: again
-		within 30 child_or_ended "$SC_PID"
-		cmd=$(ps -o pid= --ppid "$SC_PID" | tr -d ' ')
-		LEFT="${LEFT:-} $cmd"
-		if [ -z "$cmd" ] || ! kill -STOP "$SC_PID" 2> /dev/null; then
-			wait "$SC_PID" || true
-			rm -f "$d/ran"
-			cmd=
-			continue
-		fi
-		# "Tracing" comes before COMMAND is let go: without it, it waits
-		grep -q '^Tracing' "$d/sc.out" || break
-		kill -KILL "$SC_PID"
-		wait "$SC_PID" || true
-		ends "$cmd"
-		rm -f "$d/ran"
-		cmd=
-	done
-	[ -n "$cmd" ]
+	local d=$BATS_TEST_TMPDIR cmd
+	# stdout a full pipe: the tool waits to write "Tracing...", which
+	# comes before COMMAND is let go, however fast it starts
+	mkfifo "$d/out"
+	exec 8<> "$d/out"
+	head -c 65536 /dev/zero >&8
+	"$SC" -U --walker cfi "$GETPPID" -- sh -c "echo ran > $d/ran" \
+		> "$d/out" 2> "$d/sc.err" 8>&- &
+	SC_PID=$!
+	cmd=$(child_of "$SC_PID")
+	LEFT="${LEFT:-} $cmd"
+	# the child waits for the byte that lets it go
+	within 30 reading "$cmd"
 	# not yet exec'd: still the tool's image
 	[ "$(readlink "/proc/$cmd/exe")" = "$SC" ]
 	kill -KILL "$SC_PID"
@@ -118,16 +114,15 @@ tool_ends() {
 	[ ! -e "$d/ran" ]
 }
 
-# COMMAND (sh) forks while the tool is stopped: the fork's child is held at
-# its first stop, sh at its fork.  Then the tool is killed: both run on,
-# untraced, to COMMAND's end.  Unfixed, the child's first stop was a
-# SIGSTOP it then took for itself: stopped for ever (state T), and sh
-# waiting for it.
-@test "SIGKILL while COMMAND's processes are held: they run on untraced to the end" {
-	local d=$BATS_TEST_TMPDIR cmd kid
+# COMMAND (sh) execs while the tool is stopped: it is held at that exec,
+# its tracer stopped.  Then the tool is killed: it runs on, untraced, to
+# its end.  Unfixed, a first stop it was held at became a SIGSTOP it then
+# took for itself: stopped for ever (state T).
+@test "SIGKILL while COMMAND is held at an exec: it runs on untraced to the end" {
+	local d=$BATS_TEST_TMPDIR cmd
 	mkfifo "$d/in"
 	"$SC" -U --walker cfi "$GETPPID" -- \
-		sh -c "read x < $d/in; /bin/true; echo done > $d/done" \
+		sh -c "read x < $d/in; exec sh -c 'echo done > $d/done'" \
 		> "$d/sc.out" 2> "$d/sc.err" &
 	SC_PID=$!
 	# sh has opened the fifo: past its loader, running
@@ -136,16 +131,31 @@ tool_ends() {
 	LEFT="${LEFT:-} $cmd"
 	kill -STOP "$SC_PID"
 	exec 7>&-
-	# its child, stopped for a tracer that is stopped itself
-	kid=$(child_of "$cmd")
-	LEFT="$LEFT $kid"
-	within 30 is_state "$kid" t
+	# at its exec, stopped for a tracer that is stopped itself
+	within 30 is_state "$cmd" t
 	kill -KILL "$SC_PID"
 	wait "$SC_PID" || true
 	SC_PID=
-	ends "$kid"
 	ends "$cmd"
 	[ "$(cat "$d/done")" = done ]
+}
+
+# Only the command is traced, never what it starts: a child's tracer is
+# its own (strace here), and one that traces nothing has none; the
+# command itself is the tool's, held at its execs.  The tables of what
+# strace runs come with its mappings, not before: each event of cfipaths
+# is walked whole to main, or counted as walked without them.
+@test "-- COMMAND on 4.18-5.16: only the command is traced; strace inside it works" {
+	local d=$BATS_TEST_TMPDIR n
+	run --separate-stderr "$SC" -f -U --walker cfi "$GETPPID" -- sh -c \
+		"grep TracerPid /proc/self/status > $d/kid; exec strace -f -qq -e trace=getppid -o $d/strace.out $W/cfipaths"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$d/kid")" = "TracerPid:	0" ]
+	[ "$(grep -c 'getppid()' "$d/strace.out")" -eq 11 ]
+	n=$(sed -n 's/^stackcount: the user frames of \([0-9]*\) events* were found by frame pointers.*/\1/p' <<< "$stderr")
+	[ "$stderr" = "" ] || [ -n "$n" ]
+	diff -u - <(echo "$output" | grep '^cfipaths;.*;main;sys_[ab];syscall ' |
+		awk '{ s += $NF } END { print s + 0 }') <<< "$((11 - ${n:-0}))"
 }
 
 # spin: no syscall once ld.so hands over, so its loader never seems done.

@@ -386,6 +386,16 @@ cfi_fork() {	# a child of fork (no exec) walked whole from its first event
 		expect /tmp/c.m
 }
 
+cfi_traced() {	# 4.18-5.16: the tool traces COMMAND itself, never what it starts
+	# the tool is COMMAND's parent: its tracer where it holds COMMAND
+	$SC --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$' && T=0 || T=tool
+	sc /tmp/c.out -U --walker cfi "$GETPPID" -- sh -c '
+		tp() { while read -r k v; do [ "$k" = TracerPid: ] && echo "$v"; done < "/proc/$1/status"; }
+		t=$(tp $$); [ "$t" = "$PPID" ] && t=tool; echo "$t" > /tmp/cmd
+		(tp self > /tmp/kid)' || return 1
+	echo "$T" | expect /tmp/cmd && echo 0 | expect /tmp/kid
+}
+
 cfi_cut() {	# CFI no row holds, a CFA not above %rsp: the walk ends, counted
 	sc /tmp/c.out -f -U --walker cfi 'u:./cfipaths:*cfa' -- ./cfipaths cut || return 1
 	sort /tmp/c.out > /tmp/c.m
@@ -716,6 +726,7 @@ if ge 4 18; then
 	t "cfi: a child of fork and its parent, every caller from the first event" cfi_fork
 	t "cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic
 	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut
+	t "cfi, -- COMMAND: traced itself before 5.17 only, what it starts never" cfi_traced
 elif ge 4 3; then
 	t "cfi: refused before 4.18, in one line" cfi_refused
 fi
