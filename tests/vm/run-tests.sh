@@ -392,7 +392,7 @@ cfi_traced() {	# 4.18-5.16: the tool traces COMMAND itself, never what it starts
 	sc /tmp/c.out -U --walker cfi "$GETPPID" -- sh -c '
 		tp() { while read -r k v; do [ "$k" = TracerPid: ] && echo "$v"; done < "/proc/$1/status"; }
 		t=$(tp $$); [ "$t" = "$PPID" ] && t=tool; echo "$t" > /tmp/cmd
-		(tp self > /tmp/kid)' || return 1
+		(tp self > /tmp/kid); exit 0' || return 1
 	echo "$T" | expect /tmp/cmd && echo 0 | expect /tmp/kid
 }
 
