@@ -624,7 +624,7 @@ static size_t too_many_uprobes(const struct session *s,
 {
 	size_t n = 0;
 
-	if (!d->tail_calls || !s->f.link_uprobe_multi)
+	if (!d->tail_calls || d->multi_tails || !s->f.link_uprobe_multi)
 		return 0;
 	for (size_t i = 0; i < s->targets.n; i++)
 		n += s->targets.v[i].spec.kind == SW_PROBE_UPROBE &&

@@ -79,6 +79,32 @@ static unsigned calib_shapes(const struct walker *w, const struct sw_targets *t)
 	return shapes;
 }
 
+/*
+ * 6.6+: a walker whose programs tail-call one another takes uprobe_multi
+ * links when every program that shares its tail-call maps is loaded for
+ * them (the kernel keeps a tail call within one attach type): all its
+ * uprobe callers and walks, when every target is a uprobe.  Its own
+ * kernel probes (fork and exit on kernels without those tracepoints,
+ * calibration's self-probe) stay perf events.
+ */
+static void choose_multi(struct walker *w, const struct sw_targets *t)
+{
+	const struct bpf_program *calib = w->d->calib_prog ? w->d->calib_prog(w) : NULL;
+	struct bpf_program *p;
+
+	if (!w->d->multi_tails || !w->f->link_uprobe_multi || !t->n)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].spec.kind != SW_PROBE_UPROBE)
+			return;
+	w->multi_typed = true;
+	bpf_object__for_each_program(p, w->obj)
+		if (bpf_program__autoload(p) && p != calib &&
+		    p != w->fork_kretprobe && p != w->exit_kprobe &&
+		    bpf_program__type(p) == BPF_PROG_TYPE_KPROBE)
+			bpf_program__set_expected_attach_type(p, SW_TRACE_UPROBE_MULTI);
+}
+
 /* Only what this run needs is loaded: an old kernel may refuse the rest. */
 static void choose_programs(struct walker *w, const struct sw_targets *t,
 			    unsigned shapes)
@@ -110,6 +136,7 @@ static void choose_programs(struct walker *w, const struct sw_targets *t,
 		walker_want(w, tp ? w->fork_tp : w->fork_kretprobe, true);
 		walker_want(w, tp ? w->exit_tp : w->exit_kprobe, true);
 	}
+	choose_multi(w, t);
 }
 
 /* Byte offset of a field in a tracepoint's format file. */
@@ -443,8 +470,11 @@ static int attach_follow(struct walker *w)
 /* Whether tg can share a BPF link with other targets: see attach_multi(). */
 static bool multi_ok(const struct walker *w, const struct sw_target *tg)
 {
-	/* a tail call must stay in its program's type, attach type and all */
-	if (w->d->tail_calls)
+	/*
+	 * A tail call must stay in its program's type, attach type and all:
+	 * only a walker loaded for links (choose_multi) can take them.
+	 */
+	if (w->d->tail_calls && !w->multi_typed)
 		return false;
 	return tg->spec.kind == SW_PROBE_UPROBE && w->f->link_uprobe_multi;
 }
@@ -460,6 +490,8 @@ static int multi_prog(struct walker *w, const struct bpf_program *p)
 		    .expected_attach_type = SW_TRACE_UPROBE_MULTI);
 	int fd = bpf_program__fd(p), mfd;
 
+	if (w->multi_typed)
+		return fd;
 	for (int i = 0; i < w->nclones; i++)
 		if (w->clones[i].fd == fd)
 			return w->clones[i].multi_fd;
@@ -499,7 +531,7 @@ static int attach_split(struct walker *w, struct sw_targets *t, size_t *ix,
 
 	if (err)
 		return err;
-	if (n == 1) {
+	if (n == 1 && !w->multi_typed) {
 		t0->attach_err = add_attachment(w, prog_fd, &t0->spec);
 		return attach_target_err(t0->attach_err) ? 0 : t0->attach_err;
 	}
@@ -526,6 +558,10 @@ static int attach_split(struct walker *w, struct sw_targets *t, size_t *ix,
 	}
 	if (!attach_target_err(err))
 		return err;
+	if (n == 1) {
+		t0->attach_err = err;
+		return 0;
+	}
 	err = attach_split(w, t, ix, n / 2, prog_fd, multi_fd);
 	return err ? err : attach_split(w, t, ix + n / 2, n - n / 2, prog_fd,
 					multi_fd);
@@ -557,7 +593,7 @@ static int attach_multi(struct walker *w, struct sw_targets *t)
 		for (size_t j = i; j < t->n; j++)
 			if (t->v[j].attach_err == ATTACH_LINKABLE && same_link(w, tg, &t->v[j]))
 				ix[n++] = j;
-		if (n == 1) {
+		if (n == 1 && !w->multi_typed) {
 			tg->attach_err = ATTACH_ALONE;
 			continue;
 		}
@@ -600,7 +636,7 @@ int walker_attach(struct walker *w, struct sw_targets *t,
 		if (err)
 			return err;
 	}
-	err = t->n > 1 ? attach_multi(w, t) : 0;
+	err = t->n > 1 || w->multi_typed ? attach_multi(w, t) : 0;
 	if (err)
 		return err;
 	for (size_t i = 0; i < t->n; i++) {
@@ -612,7 +648,8 @@ int walker_attach(struct walker *w, struct sw_targets *t,
 		/* thousands of tracefs probes take seconds: Ctrl-C meanwhile */
 		if (interrupt_pending())
 			return -EINTR;
-		if (t->n == 1 || tg->attach_err == ATTACH_ALONE) {
+		if ((t->n == 1 && !w->multi_typed) ||
+		    tg->attach_err == ATTACH_ALONE) {
 			err = add_attachment(w, bpf_program__fd(target_prog(w, tg)),
 					     &tg->spec);
 			tg->attach_err = err;

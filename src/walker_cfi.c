@@ -206,6 +206,7 @@ const struct walker_desc walker_cfi = {
 	.kind = SW_WALKER_CFI,
 	.name = "cfi",
 	.tail_calls = true,
+	.multi_tails = true,
 	.refuse = cfi_refuse,
 	.why = cfi_why,
 	.open = cfi_open,

@@ -80,6 +80,8 @@ struct walker {
 	struct bpf_map *cfi_rows, *cfi_procs, *cfi_files;
 	/* cfi, 5.17+: PCs no process list holds found by their VMA's file */
 	bool vma;
+	/* its uprobe callers and walks loaded for uprobe_multi links */
+	bool multi_typed;
 	/* every walker's object has the fork-following programs */
 	struct bpf_program *fork_tp, *exit_tp, *fork_kretprobe, *exit_kprobe;
 	struct perf_buffer *pb;

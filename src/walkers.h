@@ -40,6 +40,8 @@ struct walker_desc {
 	enum sw_walker kind;
 	const char *name;
 	bool tail_calls;	/* its programs tail-call one another */
+	/* ... and all can be loaded for uprobe_multi links (choose_multi) */
+	bool multi_tails;
 	/*
 	 * Why it cannot run here for n, as the whole error line (without the
 	 * tool's name) into msg; false if it can.  n NULL: in general.

@@ -396,6 +396,19 @@ cfi_traced() {	# 4.18-5.16: the tool traces COMMAND itself, never what it starts
 	echo "$T" | expect /tmp/cmd && echo 0 | expect /tmp/kid
 }
 
+cfi_links() {	# a wildcard, cfi: its tail-calling programs loaded for links (6.6+)
+	sc /tmp/m.out --debug -f -U --walker cfi './cfipaths:ent*' -- ./cfipaths || return 1
+	if $SC --kernel-features | grep -q '^uprobe_multi links (6.6) *yes$'; then
+		grep -q '^attached 3 of 3 probes: 3 through [12] multi-probe links, 0 one by one$' /tmp/m.out
+	else
+		grep -q '^attached 3 of 3 probes: 0 through 0 multi-probe links, 3 one by one$' /tmp/m.out
+	fi || return 1
+	grep '^cfipaths;' /tmp/m.out | sort > /tmp/m.m
+	R='cfipaths;_start;__libc_start_main;__libc_start_call_main;main'
+	printf '%s\n' "$R;entry_a 3" "$R;entry_a;entered 3" "$R;entry_b 4" "$R;entry_b;entered 4" |
+		sort | expect /tmp/m.m
+}
+
 cfi_cut() {	# CFI no row holds, a CFA not above %rsp: the walk ends, counted
 	sc /tmp/c.out -f -U --walker cfi 'u:./cfipaths:*cfa' -- ./cfipaths cut || return 1
 	sort /tmp/c.out > /tmp/c.m
@@ -727,6 +740,7 @@ if ge 4 18; then
 	t "cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic
 	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut
 	t "cfi, -- COMMAND: traced itself before 5.17 only, what it starts never" cfi_traced
+	t "cfi, a uprobe wildcard: through multi-probe links where the kernel has them, every stack exact" cfi_links
 elif ge 4 3; then
 	t "cfi: refused before 4.18, in one line" cfi_refused
 fi
