@@ -42,13 +42,15 @@
  *        base += half & -(r->pc <= rel);  n -= half;
  *      then r = cfi_rows[base]; r->pc > rel (below the first row): no row.
  *   Steps past n == 1 read the same row again and change nothing, so the
- *   count of steps is fixed, not the table's size.  "a <= b" is taken
+ *   count of steps is fixed, not the table's size.  The hot rows (below)
+ *   answer most frames before any step.  "a <= b" is taken
  *   without a jump as ((b - a) >> 63) ^ 1 on 64-bit values below 2^32
  *   (rows) or 2^63 (user addresses), so that no path forks and rejoins.
  *
  * Cost: a frame is about 800 instructions (the searches, the rule, its
  * reads), so a walk program takes 4 frames within 4.x's 4096 and tail-
- * calls the next (bpf/cfi.bpf.c).
+ * calls the next (bpf/cfi.bpf.c).  Run, a frame whose row is hot costs a
+ * look-up of its word and of the row, and the reads.
  *
  * Applying a row (sp, bp: the frame's %rsp and %rbp; cfa in bytes is
  * 8 * r->cfa):
@@ -85,6 +87,18 @@
 #define SW_CFI_TABLE_MAX	(1u << SW_CFI_STEPS)
 /* 8 MiB of rows: a python3.11 process needs ~110,000 */
 #define SW_CFI_ROWS_DEFAULT	(1u << 20)
+
+/*
+ * Hot rows: per CPU, SW_CFI_HOT words, each the row last found for a
+ * (table, address) pair: the word at slot (rel ^ first) % SW_CFI_HOT is
+ * tag << 21 | (index - first) << 1 | 1, where tag = first << 20 |
+ * rel >> SW_CFI_HOT_BITS (the slot gives the rest of rel), so a word says
+ * exactly which pair it is for.  Tables from SW_CFI_HOT_FIRST_MAX on (past
+ * 64 MiB of --unwind-memory) are searched each time.
+ */
+#define SW_CFI_HOT_BITS		12
+#define SW_CFI_HOT		(1u << SW_CFI_HOT_BITS)
+#define SW_CFI_HOT_FIRST_MAX	(1u << 23)
 
 /* Mapping search steps: a process has at most this many in the maps. */
 #define SW_CFI_MAP_STEPS	7

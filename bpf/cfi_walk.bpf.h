@@ -76,9 +76,12 @@ static __always_inline struct sw_cfi_map *cfi_find_map(struct sw_cfi_proc *proc,
 	return m;
 }
 
-/* The row for rel in a table of count rows from first, or NULL: step 3. */
+/*
+ * The row for rel in a table of count rows from first, or NULL: step 3.
+ * *at: its index.
+ */
 static __always_inline struct sw_cfi_row *cfi_find_row(__u32 first, __u32 count,
-							__u64 rel)
+							__u64 rel, __u32 *at)
 {
 	__u32 base = first, n = count, half, idx;
 	struct sw_cfi_row *r;
@@ -98,6 +101,45 @@ static __always_inline struct sw_cfi_row *cfi_find_row(__u32 first, __u32 count,
 	r = bpf_map_lookup_elem(&cfi_rows, &base);
 	if (!r || r->pc > rel)
 		return NULL;
+	*at = base;
+	return r;
+}
+
+/*
+ * The rows found for recent (table, address) pairs, per CPU, so that the
+ * frames a workload keeps walking through take one look-up, not
+ * SW_CFI_STEPS + 1 (bpf/cfi.h, "Hot rows").  Tables are only ever added
+ * to cfi_rows, never moved or overwritten, so an entry is true for as long
+ * as the run lasts; each is one 64-bit word, written whole, so a walk that
+ * preempts another on its CPU reads an old entry or a new one, never half
+ * of each.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SW_CFI_HOT);
+	__type(key, __u32);
+	__type(value, __u64);
+} cfi_hot SEC(".maps");
+
+/* cfi_find_row() through the hot rows. */
+static __always_inline struct sw_cfi_row *cfi_hot_row(__u32 first, __u32 count,
+						       __u64 rel)
+{
+	__u32 slot = (rel ^ first) & (SW_CFI_HOT - 1), at = 0;
+	__u64 tag = (__u64)first << 20 | rel >> SW_CFI_HOT_BITS, *e, v;
+	struct sw_cfi_row *r;
+
+	e = first < SW_CFI_HOT_FIRST_MAX ? bpf_map_lookup_elem(&cfi_hot, &slot) : NULL;
+	if (e) {
+		v = *e;
+		if ((v & 1) && v >> 21 == tag) {
+			at = first + (__u32)((v >> 1) & (SW_CFI_TABLE_MAX - 1));
+			return bpf_map_lookup_elem(&cfi_rows, &at);
+		}
+	}
+	r = cfi_find_row(first, count, rel, &at);
+	if (r && e)
+		*e = tag << 21 | (__u64)(at - first) << 1 | 1;
 	return r;
 }
 
@@ -282,7 +324,7 @@ static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state 
 		}
 	}
 	if (pc - st->m_start < st->m_len && pc - st->m_bias < (1ULL << 32))
-		r = cfi_find_row(st->m_first, st->m_count, pc - st->m_bias);
+		r = cfi_hot_row(st->m_first, st->m_count, pc - st->m_bias);
 	if ((!r || r->kind == SW_CFI_NONE) && st->entry) {
 		st->kind = SW_CFI_RSP;
 		st->off = 8;
