@@ -142,6 +142,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		st->adj = 0;
 		st->how = SW_HOW_REGS;
 		st->bp_ok = 1;
+		st->bp_at = 0;
 		st->entry = uentry;
 		st->m_len = 0;
 		st->no_table = 0;

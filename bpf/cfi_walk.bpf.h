@@ -168,7 +168,13 @@ struct cfi_state {
 	__u64 pc, sp, bp;
 	__u64 adj;		/* 1: pc is a return address, look up pc - 1 */
 	__u64 how;		/* how pc was found: SW_HOW_* */
-	__u64 bp_ok;		/* bp holds the frame's %rbp */
+	__u64 bp_ok;		/* bp holds the frame's %rbp ... */
+	/*
+	 * ... or, when not 0, where a callee saved it: read only for a frame
+	 * that uses it, so that code that keeps no frame pointer costs one
+	 * read a frame, not two
+	 */
+	__u64 bp_at;
 	/*
 	 * The event fired on a function's first instruction: where no row
 	 * covers it (code without CFI, such as hand-written assembler), the
@@ -345,7 +351,7 @@ static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state 
 static __always_inline int cfi_step(struct sw_cfi_proc *proc, struct cfi_state *st,
 				    const int vma)
 {
-	__u64 sp = st->sp, bp = st->bp, cfa, kind, lost, saved, nbp = 0, ra = 0;
+	__u64 sp = st->sp, bp, cfa, kind, lost, saved, ra = 0;
 	long err = 0;
 
 	cfi_rule(proc, st, vma);
@@ -359,10 +365,18 @@ static __always_inline int cfi_step(struct sw_cfi_proc *proc, struct cfi_state *
 		err |= bpf_probe_read(&st->bp, 8, (void *)(sp + SW_CFI_SIG_RBP));
 		err |= bpf_probe_read(&st->sp, 8, (void *)(sp + SW_CFI_SIG_RSP));
 		st->bp_ok = 1;
+		st->bp_at = 0;
 		st->adj = 0;
 		st->how = SW_HOW_SIGNAL;
 		return err ? SW_STOP_UNREADABLE : 0;
 	}
+	/* a CFA from %rbp, or a frame-pointer step: %rbp read now */
+	if (st->bp_at && st->bp_ok && (kind == SW_CFI_RBP || kind == SW_CFI_NONE)) {
+		if (bpf_probe_read(&st->bp, 8, (void *)st->bp_at))
+			return SW_STOP_UNREADABLE;
+		st->bp_at = 0;
+	}
+	bp = st->bp;
 	if (kind == SW_CFI_RSP || kind == SW_CFI_PLT ||
 	    (kind == SW_CFI_RBP && st->bp_ok)) {
 		st->from_bp = kind == SW_CFI_RBP;
@@ -402,14 +416,26 @@ static __always_inline int cfi_step(struct sw_cfi_proc *proc, struct cfi_state *
 	 */
 	if (cfa <= sp)
 		return SW_STOP_CUT;
-	err |= bpf_probe_read(&ra, 8, (void *)(cfa - 8));
-	/* the caller's %rbp: read where it was saved (rbp < 0), or kept */
-	saved = (__u64)st->rbp >> 63;
-	lost = st->rbp == SW_CFI_RBP_LOST;
-	if (saved)
-		err |= bpf_probe_read(&nbp, 8, (void *)(cfa + st->rbp * 8));
-	st->bp = cfi_pick(saved, nbp, bp);
-	st->bp_ok = cfi_pick(lost, 0, cfi_pick(saved, 1, st->bp_ok));
+	if (st->rbp == -2) {
+		/*
+		 * %rbp pushed first, as every frame-pointer prologue does: the
+		 * return address and the caller's %rbp in one read
+		 */
+		__u64 w[2] = {};
+
+		err |= bpf_probe_read(w, sizeof(w), (void *)(cfa - 16));
+		ra = w[1];
+		st->bp = w[0];
+		st->bp_at = 0;
+		st->bp_ok = 1;
+	} else {
+		err |= bpf_probe_read(&ra, 8, (void *)(cfa - 8));
+		/* the caller's %rbp: where it was saved (rbp < 0), or kept */
+		saved = (__u64)st->rbp >> 63;
+		lost = st->rbp == SW_CFI_RBP_LOST;
+		st->bp_at = cfi_pick(saved, cfa + st->rbp * 8, st->bp_at);
+		st->bp_ok = cfi_pick(lost, 0, cfi_pick(saved, 1, st->bp_ok));
+	}
 	st->sp = cfa;
 	st->pc = ra;
 	st->adj = 1;
