@@ -121,26 +121,28 @@ struct {
 	__type(value, __u64);
 } cfi_hot SEC(".maps");
 
-/* cfi_find_row() through the hot rows. */
+/*
+ * cfi_find_row() through the hot rows.  Both ways end in one look-up of
+ * the row by index, so that the verifier checks what follows once.
+ */
 static __always_inline struct sw_cfi_row *cfi_hot_row(__u32 first, __u32 count,
 						       __u64 rel)
 {
 	__u32 slot = (rel ^ first) & (SW_CFI_HOT - 1), at = 0;
-	__u64 tag = (__u64)first << 20 | rel >> SW_CFI_HOT_BITS, *e, v;
-	struct sw_cfi_row *r;
+	__u64 tag = (__u64)first << 20 | rel >> SW_CFI_HOT_BITS, *e, v = 0;
 
 	e = first < SW_CFI_HOT_FIRST_MAX ? bpf_map_lookup_elem(&cfi_hot, &slot) : NULL;
-	if (e) {
+	if (e)
 		v = *e;
-		if ((v & 1) && v >> 21 == tag) {
-			at = first + (__u32)((v >> 1) & (SW_CFI_TABLE_MAX - 1));
-			return bpf_map_lookup_elem(&cfi_rows, &at);
-		}
+	if ((v & 1) && v >> 21 == tag) {
+		at = first + (__u32)((v >> 1) & (SW_CFI_TABLE_MAX - 1));
+	} else {
+		if (!cfi_find_row(first, count, rel, &at))
+			return NULL;
+		if (e)
+			*e = tag << 21 | (__u64)(at - first) << 1 | 1;
 	}
-	r = cfi_find_row(first, count, rel, &at);
-	if (r && e)
-		*e = tag << 21 | (__u64)(at - first) << 1 | 1;
-	return r;
+	return bpf_map_lookup_elem(&cfi_rows, &at);
 }
 
 /* One user word, 0 if unreadable: *ok says which. */
