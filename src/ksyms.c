@@ -32,6 +32,7 @@ struct module {
 struct ksyms {
 	char *names;
 	size_t names_len, names_cap;
+	long pfx;		/* the last line's name if it was __pfx_*, else -1 */
 	struct entry *v;
 	size_t nr, cap;
 	struct module *mods;
@@ -112,6 +113,9 @@ static long intern(struct ksyms *ks, const char *s, size_t n)
 	return off;
 }
 
+#define PFX	"__pfx_"
+#define PFX_LEN	(sizeof(PFX) - 1)
+
 /* "ffffffff81000000 T _text" or "... t name\t[module]"; text symbols only. */
 static int parse_line(struct ksyms *ks, char *p, uint32_t line)
 {
@@ -140,9 +144,17 @@ static int parse_line(struct ksyms *ks, char *p, uint32_t line)
 		return 0;
 	if (VEC_GROW(ks->v, ks->nr, ks->cap, 65536))
 		return -ENOMEM;
-	off = intern(ks, name, strlen(name));
+	/*
+	 * 6.x lists a function's CFI padding as __pfx_NAME just before NAME,
+	 * for half of its symbols: NAME is then the tail of that string
+	 */
+	if (ks->pfx >= 0 && !strcmp(ks->names + ks->pfx + PFX_LEN, name))
+		off = ks->pfx + PFX_LEN;
+	else
+		off = intern(ks, name, strlen(name));
 	if (off < 0)
 		return off;
+	ks->pfx = strncmp(name, PFX, PFX_LEN) ? -1 : off;
 	e = &ks->v[ks->nr++];
 	e->addr = addr;
 	e->name = off;
@@ -222,6 +234,7 @@ int ksyms_new(struct ksyms **out, const char *path)
 	ks = calloc(1, sizeof(*ks));
 	if (!ks)
 		return -ENOMEM;
+	ks->pfx = -1;
 	err = load(ks, path ? path : "/proc/kallsyms");
 	if (err)
 		goto fail;

@@ -437,7 +437,9 @@ static void test_ksyms_synthetic(void)
 	const char *text =
 		"0000000000001000 T _stext\n"
 		"0000000000001000 t startup\n"
+		"00000000000010f0 T __pfx_func_a\n"
 		"0000000000001100 T func_a\n"
+		"00000000000011f0 t __pfx_func_c\n"
 		"0000000000001200 t func_b\n"
 		"0000000000001280 T __ia32_sys_getppid\n"
 		"0000000000001280 T __x64_sys_getppid\n"
@@ -468,7 +470,13 @@ static void test_ksyms_synthetic(void)
 	if (ks) {
 		CHECK(streq(ksym_name(ks, 0xfff), "(none)"), "below all");
 		CHECK(streq(ksym_name(ks, 0x1000), "startup"), "not the marker");
+		CHECK(streq(ksym_name(ks, 0x10ff), "__pfx_func_a"),
+		      "a function's padding, its name shared");
 		CHECK(streq(ksym_name(ks, 0x1150), "func_a"), "func_a");
+		CHECK(streq(ksym_name(ks, 0x11f0), "__pfx_func_c"),
+		      "padding before another name");
+		CHECK(ksyms_get(ks, "__pfx_func_a") && ksyms_get(ks, "func_a") &&
+		      !ksyms_get(ks, "func_c"), "padding and function by name");
 		CHECK(streq(ksym_name(ks, 0x127f), "func_b"), "up to the next");
 		CHECK(streq(ksym_name(ks, 0x12ff), "__x64_sys_getppid"),
 		      "the 64-bit name of two at one address, up to _etext");
