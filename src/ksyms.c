@@ -3,9 +3,10 @@
  * /proc/kallsyms, kept small: the kernel has ~120,000 text symbols, and a
  * tracer that holds them as the file's text plus pointers spends ten
  * megabytes on names it will mostly never print.  Here a symbol is 16
- * bytes (address; name offset; alias rank and line packed), names live in
- * one arena, modules as address ranges, and the struct ksym callers get is
- * made on first request and kept.
+ * bytes (address; name offset and padding; alias rank and line packed),
+ * names live in one arena, modules as address ranges, a function's
+ * padding is no symbol of its own (struct pending), and the struct ksym
+ * callers get is made on first request and kept.
  */
 #include "ksyms.h"
 #include "htab.h"
@@ -20,8 +21,22 @@
 
 struct entry {
 	uint64_t addr;
-	uint32_t name;		/* offset in the arena */
+	/* offset in the arena << 4 | the padding before it, 16-byte units */
+	uint32_t name;
 	uint32_t order;		/* alias rank << 24 | line: lower wins */
+};
+
+/*
+ * 6.x lists each function's padding (CONFIG_FUNCTION_PADDING: bytes the
+ * kernel may patch) as "__pfx_NAME" just before NAME: half of its text
+ * symbols.  Such a line is held back, and when the next is NAME, of the
+ * same module, 16 to 240 bytes on, only NAME is kept, with the padding's
+ * size; an address in the padding is still named __pfx_NAME (made()).
+ */
+struct pending {
+	bool on;
+	uint32_t line;
+	char text[256];		/* the line as read */
 };
 
 struct module {
@@ -32,7 +47,7 @@ struct module {
 struct ksyms {
 	char *names;
 	size_t names_len, names_cap;
-	long pfx;		/* the last line's name if it was __pfx_*, else -1 */
+	struct pending pfx;
 	struct entry *v;
 	size_t nr, cap;
 	struct module *mods;
@@ -40,6 +55,9 @@ struct ksyms {
 	uint64_t etext, sinit, einit;
 	struct htab made;	/* handed-out symbols: struct made */
 };
+
+/* made()'s key for the padding before entry i's function */
+#define PAD_KEY		(1u << 31)
 
 /* Packed: 12 bytes a slot, not 16, as the table may come to hold many. */
 struct made {
@@ -104,6 +122,8 @@ static long intern(struct ksyms *ks, const char *s, size_t n)
 {
 	size_t off = ks->names_len;
 
+	if (off >= 1u << 28)
+		return -E2BIG;	/* see struct entry */
 	if (vec_reserve(&ks->names, &ks->names_cap, ks->names_len, n + 1, 1,
 			1 << 20))
 		return -ENOMEM;
@@ -116,48 +136,64 @@ static long intern(struct ksyms *ks, const char *s, size_t n)
 #define PFX	"__pfx_"
 #define PFX_LEN	(sizeof(PFX) - 1)
 
-/* "ffffffff81000000 T _text" or "... t name\t[module]"; text symbols only. */
-static int parse_line(struct ksyms *ks, char *p, uint32_t line)
+static const char *name_of(const struct ksyms *ks, size_t i)
 {
-	char *name, *tab, *mod, *end;
-	uint64_t addr = 0;
-	struct module *m;
-	struct entry *e;
-	long off;
-	char type;
+	return ks->names + (ks->v[i].name >> 4);
+}
+
+/* The padding before the function at entry i's address, in bytes. */
+static uint64_t pad_at(const struct ksyms *ks, size_t i)
+{
+	uint64_t pad = 0, addr = ks->v[i].addr;
+
+	for (; i < ks->nr && ks->v[i].addr == addr; i++)
+		if ((ks->v[i].name & 15) * 16 > pad)
+			pad = (ks->v[i].name & 15) * 16;
+	return pad;
+}
+
+/*
+ * "ffffffff81000000 T _text" or "... t name\t[module]": a text symbol's
+ * address, type and the rest of the line; false for any other line.
+ */
+static bool fields(char *p, uint64_t *addr, char *type, char **rest)
+{
 	int v;
 
+	*addr = 0;
 	while ((v = hexval(*p)) >= 0) {
-		addr = addr << 4 | v;
+		*addr = *addr << 4 | v;
 		p++;
 	}
 	if (*p != ' ' || !p[1] || p[2] != ' ')
-		return 0;
-	type = p[1];
-	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-		return 0;
-	name = p + 3;
+		return false;
+	*type = p[1];
+	if (*type != 't' && *type != 'T' && *type != 'w' && *type != 'W')
+		return false;
+	*rest = p + 3;
+	return **rest && **rest != '\t';
+}
+
+/* A symbol kept: rest is "name" or "name\t[module]", pad in 16 bytes. */
+static int add(struct ksyms *ks, uint64_t addr, char type, char *rest,
+	       uint32_t line, unsigned pad)
+{
+	char *name = rest, *tab, *mod, *end;
+	struct module *m;
+	struct entry *e;
+	long off;
+
 	tab = strchr(name, '\t');
 	if (tab)
 		*tab = '\0';
-	if (!*name)
-		return 0;
 	if (VEC_GROW(ks->v, ks->nr, ks->cap, 65536))
 		return -ENOMEM;
-	/*
-	 * 6.x lists a function's CFI padding as __pfx_NAME just before NAME,
-	 * for half of its symbols: NAME is then the tail of that string
-	 */
-	if (ks->pfx >= 0 && !strcmp(ks->names + ks->pfx + PFX_LEN, name))
-		off = ks->pfx + PFX_LEN;
-	else
-		off = intern(ks, name, strlen(name));
+	off = intern(ks, name, strlen(name));
 	if (off < 0)
 		return off;
-	ks->pfx = strncmp(name, PFX, PFX_LEN) ? -1 : off;
 	e = &ks->v[ks->nr++];
 	e->addr = addr;
-	e->name = off;
+	e->name = (uint32_t)off << 4 | pad;
 	e->order = alias_rank(type, name) << 24 | (line & 0xffffff);
 	if (!strcmp(name, "_etext"))
 		ks->etext = addr;
@@ -192,6 +228,46 @@ static int parse_line(struct ksyms *ks, char *p, uint32_t line)
 	return 0;
 }
 
+/* A held __pfx_ line whose function did not follow: kept as it is. */
+static int flush(struct ksyms *ks)
+{
+	uint64_t addr;
+	char type, *rest;
+
+	if (!ks->pfx.on)
+		return 0;
+	ks->pfx.on = false;
+	if (!fields(ks->pfx.text, &addr, &type, &rest))
+		return 0;
+	return add(ks, addr, type, rest, ks->pfx.line, 0);
+}
+
+static int parse_line(struct ksyms *ks, char *p, uint32_t line)
+{
+	uint64_t addr, held;
+	unsigned pad = 0;
+	char type, *rest, *prest, htype;
+	int err;
+
+	if (!fields(p, &addr, &type, &rest))
+		return 0;
+	if (!strncmp(rest, PFX, PFX_LEN) && strlen(p) < sizeof(ks->pfx.text)) {
+		err = flush(ks);
+		strcpy(ks->pfx.text, p);
+		ks->pfx.line = line;
+		ks->pfx.on = true;
+		return err;
+	}
+	if (ks->pfx.on && fields(ks->pfx.text, &held, &htype, &prest) &&
+	    !strcmp(prest + PFX_LEN, rest) && addr > held &&
+	    !((addr - held) % 16) && (addr - held) / 16 < 16) {
+		pad = (addr - held) / 16;
+		ks->pfx.on = false;
+	}
+	err = flush(ks);
+	return err ? err : add(ks, addr, type, rest, line, pad);
+}
+
 /* Streamed: the file is read once, in chunks, never held whole. */
 static int load(struct ksyms *ks, const char *path)
 {
@@ -220,6 +296,8 @@ static int load(struct ksyms *ks, const char *path)
 		buf[have] = '\0';
 		err = parse_line(ks, buf, line);
 	}
+	if (!err)
+		err = flush(ks);
 	close(fd);
 	return err;
 }
@@ -234,7 +312,6 @@ int ksyms_new(struct ksyms **out, const char *path)
 	ks = calloc(1, sizeof(*ks));
 	if (!ks)
 		return -ENOMEM;
-	ks->pfx = -1;
 	err = load(ks, path ? path : "/proc/kallsyms");
 	if (err)
 		goto fail;
@@ -284,7 +361,7 @@ static uint64_t extent(const struct ksyms *ks, size_t i,
 
 	while (j < ks->nr && ks->v[j].addr == addr)
 		j++;
-	end = j < ks->nr ? ks->v[j].addr : UINT64_MAX;
+	end = j < ks->nr ? ks->v[j].addr - pad_at(ks, j) : UINT64_MAX;
 	if (mod) {
 		if (j == ks->nr || module_at(ks, ks->v[j].addr) != mod)
 			end = end < tail ? end : tail;
@@ -300,28 +377,43 @@ static uint64_t extent(const struct ksyms *ks, size_t i,
 	return end;
 }
 
-/* The struct ksym for entry i, made once and kept: pointers stay valid. */
-static const struct ksym *made(struct ksyms *ks, uint32_t i)
+/*
+ * The struct ksym for entry i, or for the padding before its function
+ * (key i | PAD_KEY), made once and kept: pointers stay valid.
+ */
+static const struct ksym *made(struct ksyms *ks, uint32_t key)
 {
+	uint32_t i = key & ~PAD_KEY;
+	const char *name = name_of(ks, i);
+	size_t n = key & PAD_KEY ? PFX_LEN + strlen(name) + 1 : 0;
 	const struct module *mod;
 	struct made *m;
 	struct ksym *k;
 
 	if (htab_reserve(&ks->made, &made_ops))
 		return NULL;
-	m = htab_find(&ks->made, &made_ops, made_hash_idx(i), made_is, &i);
+	m = htab_find(&ks->made, &made_ops, made_hash_idx(key), made_is, &key);
 	if (m->k)
 		return m->k;
-	k = malloc(sizeof(*k));
+	k = malloc(sizeof(*k) + n);
 	if (!k)
 		return NULL;
 	mod = module_at(ks, ks->v[i].addr);
 	k->addr = ks->v[i].addr;
 	k->end = extent(ks, i, mod);
-	k->name = ks->names + ks->v[i].name;
+	k->name = name;
 	k->module = mod ? ks->names + mod->name : NULL;
+	if (n) {
+		char *s = (char *)(k + 1);
+
+		memcpy(s, PFX, PFX_LEN);
+		memcpy(s + PFX_LEN, name, n - PFX_LEN);
+		k->end = k->addr;
+		k->addr -= pad_at(ks, i);
+		k->name = s;
+	}
 	m->k = k;
-	m->idx = i;
+	m->idx = key;
 	ks->made.nr++;
 	return k;
 }
@@ -340,6 +432,9 @@ const struct ksym *ksyms_find(struct ksyms *ks, uint64_t addr)
 		else
 			hi = mid;
 	}
+	/* in the padding before the next function: named after it */
+	if (lo < ks->nr && addr >= ks->v[lo].addr - pad_at(ks, lo))
+		return made(ks, lo | PAD_KEY);
 	if (!lo)
 		return NULL;
 	i = lo - 1;
@@ -355,7 +450,7 @@ int ksyms_each(const struct ksyms *ks,
 	int r = 0;
 
 	for (size_t i = 0; i < ks->nr && !r; i++)
-		r = fn(ctx, ks->v[i].addr, ks->names + ks->v[i].name);
+		r = fn(ctx, ks->v[i].addr, name_of(ks, i));
 	return r;
 }
 
@@ -365,7 +460,7 @@ const struct ksym *ksyms_get(struct ksyms *ks, const char *name)
 
 	/* core kernel first: modules may reuse a name */
 	for (size_t i = 0; i < ks->nr; i++) {
-		if (strcmp(ks->names + ks->v[i].name, name))
+		if (strcmp(name_of(ks, i), name))
 			continue;
 		if (!module_at(ks, ks->v[i].addr))
 			return made(ks, i);

@@ -44,7 +44,10 @@ const struct ksym *ksyms_find(struct ksyms *ks, uint64_t addr);
 int ksyms_each(const struct ksyms *ks,
 		int (*fn)(void *ctx, uint64_t addr, const char *name), void *ctx);
 
-/* A symbol named exactly name (core kernel first), or NULL. */
+/*
+ * A symbol named exactly name (core kernel first), or NULL.  The padding
+ * 6.x lists before a function as __pfx_NAME is found by address only.
+ */
 const struct ksym *ksyms_get(struct ksyms *ks, const char *name);
 
 #endif /* SW_KSYMS_H */

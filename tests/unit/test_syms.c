@@ -475,8 +475,12 @@ static void test_ksyms_synthetic(void)
 		CHECK(streq(ksym_name(ks, 0x1150), "func_a"), "func_a");
 		CHECK(streq(ksym_name(ks, 0x11f0), "__pfx_func_c"),
 		      "padding before another name");
-		CHECK(ksyms_get(ks, "__pfx_func_a") && ksyms_get(ks, "func_a") &&
-		      !ksyms_get(ks, "func_c"), "padding and function by name");
+		CHECK(streq(ksym_name(ks, 0x10ef), "startup"),
+		      "up to the next function's padding");
+		k = ksyms_find(ks, 0x10f0);
+		CHECK(k && k->addr == 0x10f0 && k->end == 0x1100, "the padding's span");
+		CHECK(ksyms_get(ks, "func_a") && ksyms_get(ks, "__pfx_func_c") &&
+		      !ksyms_get(ks, "func_c"), "by name: a function, padding kept alone");
 		CHECK(streq(ksym_name(ks, 0x127f), "func_b"), "up to the next");
 		CHECK(streq(ksym_name(ks, 0x12ff), "__x64_sys_getppid"),
 		      "the 64-bit name of two at one address, up to _etext");
