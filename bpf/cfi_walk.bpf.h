@@ -122,24 +122,45 @@ struct {
 } cfi_hot SEC(".maps");
 
 /*
+ * 5.17+ (the looped walk): cfi_find_row() as a function of its own, which
+ * the verifier checks once for any arguments, not once for each way a
+ * frame reaches it.  The index of the row, or ~0 for none.  Not for the
+ * unrolled walks of 4.18-5.16: before 5.10 a program that tail-calls may
+ * not call functions.
+ */
+__attribute__((noinline)) __u32 cfi_search(__u32 first, __u32 count, __u64 rel)
+{
+	__u32 at = ~0u;
+
+	if (!cfi_find_row(first, count, rel, &at))
+		return ~0u;
+	return at;
+}
+
+/*
  * cfi_find_row() through the hot rows.  Both ways end in one look-up of
  * the row by index, so that the verifier checks what follows once.
  */
 static __always_inline struct sw_cfi_row *cfi_hot_row(__u32 first, __u32 count,
-						       __u64 rel)
+						       __u64 rel, const int vma)
 {
 	__u32 slot = (rel ^ first) & (SW_CFI_HOT - 1), at = 0;
 	__u64 tag = (__u64)first << 20 | rel >> SW_CFI_HOT_BITS, *e, v = 0;
 
-	e = first < SW_CFI_HOT_FIRST_MAX ? bpf_map_lookup_elem(&cfi_hot, &slot) : NULL;
+	/* no select between a pointer and NULL: 4.19's verifier loses its type */
+	e = bpf_map_lookup_elem(&cfi_hot, &slot);
 	if (e)
 		v = *e;
-	if ((v & 1) && v >> 21 == tag) {
+	if ((v & 1) && v >> 21 == tag && first < SW_CFI_HOT_FIRST_MAX) {
 		at = first + (__u32)((v >> 1) & (SW_CFI_TABLE_MAX - 1));
 	} else {
-		if (!cfi_find_row(first, count, rel, &at))
+		if (vma)
+			at = cfi_search(first, count, rel);
+		else if (!cfi_find_row(first, count, rel, &at))
+			at = ~0u;
+		if (at == ~0u)
 			return NULL;
-		if (e)
+		if (e && first < SW_CFI_HOT_FIRST_MAX)
 			*e = tag << 21 | (__u64)(at - first) << 1 | 1;
 	}
 	return bpf_map_lookup_elem(&cfi_rows, &at);
@@ -258,30 +279,32 @@ static long cfi_vma_fields(struct task_struct *task, struct vm_area_struct *vma,
  * (not read yet, or none) and a VMA lock found taken are noted for the
  * event's count.
  */
-static __always_inline void cfi_vma_map(struct cfi_state *st, __u64 pc)
+__attribute__((noinline)) int cfi_vma_map(struct cfi_state *st, __u64 pc)
 {
 	struct cfi_vma v = {};
 	struct sw_cfi_file_key k = {};
 	struct sw_cfi_file *f;
 	__u64 fo, delta = 0, found = 0;
 
+	if (!st)
+		return 0;
 	st->m_len = 0;
 	if (bpf_find_vma(bpf_get_current_task_btf(), pc, cfi_vma_fields, &v, 0)) {
 		st->busy |= 1;
-		return;
+		return 0;
 	}
 	if (!v.file)
-		return;
+		return 0;
 	k.ino = v.ino;
 	k.dev = v.dev;
 	f = bpf_map_lookup_elem(&cfi_files, &k);
 	if (!f || (f->gen_known && f->gen != v.gen)) {
 		st->no_table = 1;
-		return;
+		return 0;
 	}
 	/* a file known to have no table (no CFI, or it did not fit) */
 	if (!f->count)
-		return;
+		return 0;
 	fo = v.pgoff << 12;
 	/*
 	 * The segment that holds fo, without a jump: a branch per test would
@@ -297,12 +320,13 @@ static __always_inline void cfi_vma_map(struct cfi_state *st, __u64 pc)
 		found |= hit;
 	}
 	if (!found)
-		return;
+		return 0;
 	st->m_start = v.start;
 	st->m_len = v.end - v.start;
 	st->m_bias = v.start - fo + delta;
 	st->m_first = f->first;
 	st->m_count = f->count;
+	return 0;
 }
 
 /*
@@ -332,7 +356,7 @@ static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state 
 		}
 	}
 	if (pc - st->m_start < st->m_len && pc - st->m_bias < (1ULL << 32))
-		r = cfi_hot_row(st->m_first, st->m_count, pc - st->m_bias);
+		r = cfi_hot_row(st->m_first, st->m_count, pc - st->m_bias, vma);
 	if ((!r || r->kind == SW_CFI_NONE) && st->entry) {
 		st->kind = SW_CFI_RSP;
 		st->off = 8;
