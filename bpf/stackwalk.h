@@ -130,7 +130,11 @@ struct sw_config {
 	X(SW_LOST_VMA_BUSY, "user_stacks_vma_busy", NULL)		\
 	/* walk state per thread: no room for this thread's */		\
 	X(SW_LOST_WALKS_FULL, "walk_state_map_full",			\
-	  "as threads the walk state map had no room for")
+	  "as threads the walk state map had no room for")		\
+	/* not in the map: the kernel skipped the program (frontend) */	\
+	X(SW_LOST_SKIPPED, "skipped_by_kernel",				\
+	  "skipped by the kernel, which runs no kprobe program on a CPU "	\
+	  "where another BPF program or a BPF map syscall is running")
 
 #define SW_LOST_ENUM(cause, key, what) cause,
 enum sw_lost {

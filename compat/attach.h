@@ -30,6 +30,9 @@ struct sw_probe_spec {
 
 struct sw_attachment {
 	int perf_fd;			/* or a BPF link's fd, if link */
+	/* the frontend's: its program, and whether a target's event runs it */
+	int prog_fd;
+	bool target;
 	bool link;
 	bool tracefs_event;		/* remove ev_name on detach */
 	enum sw_probe_event ev_kind;

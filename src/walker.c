@@ -410,7 +410,18 @@ static int add_attachment(struct walker *w, int prog_fd,
 		return err;
 	err = attach_probe(w->f, prog_fd, spec, w->natt, &w->att[w->natt]);
 	if (!err)
-		w->natt++;
+		w->att[w->natt++].prog_fd = prog_fd;
+	return err;
+}
+
+/* A target's probe: what the kernel skips of its program is lost. */
+static int add_target(struct walker *w, int prog_fd,
+		      const struct sw_probe_spec *spec)
+{
+	int err = add_attachment(w, prog_fd, spec);
+
+	if (!err)
+		w->att[w->natt - 1].target = true;
 	return err;
 }
 
@@ -532,7 +543,7 @@ static int attach_split(struct walker *w, struct sw_targets *t, size_t *ix,
 	if (err)
 		return err;
 	if (n == 1 && !w->multi_typed) {
-		t0->attach_err = add_attachment(w, prog_fd, &t0->spec);
+		t0->attach_err = add_target(w, prog_fd, &t0->spec);
 		return attach_target_err(t0->attach_err) ? 0 : t0->attach_err;
 	}
 	m.offsets = calloc(n, sizeof(*m.offsets));
@@ -549,7 +560,8 @@ static int attach_split(struct walker *w, struct sw_targets *t, size_t *ix,
 	free(m.offsets);
 	free(m.ref_ctr_offs);
 	if (!err) {
-		w->natt++;
+		w->att[w->natt].prog_fd = multi_fd;
+		w->att[w->natt++].target = true;
 		w->nlinks++;
 		w->nlinked += n;
 		for (size_t i = 0; i < n; i++)
@@ -650,7 +662,7 @@ int walker_attach(struct walker *w, struct sw_targets *t,
 			return -EINTR;
 		if ((t->n == 1 && !w->multi_typed) ||
 		    tg->attach_err == ATTACH_ALONE) {
-			err = add_attachment(w, bpf_program__fd(target_prog(w, tg)),
+			err = add_target(w, bpf_program__fd(target_prog(w, tg)),
 					     &tg->spec);
 			tg->attach_err = err;
 		}

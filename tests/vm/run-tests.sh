@@ -235,6 +235,16 @@ kernel_frames_equal() {	# PATTERN: every walker's kernel frames, with addresses
 	same "$@"
 }
 
+kprobe_skipped() {	# runs the kernel skips: a BPF map syscall holds the CPU
+	sc /tmp/m.out -K htab_map_update_elem -- ./mapupd 5 || return 1
+	printf 'Tracing 1 functions for "htab_map_update_elem"... Hit Ctrl-C to end.\n\nDetaching...\n' |
+		expect /tmp/m.out || return 1
+	# 6.7+ counts each run it skipped; before, nothing does
+	if ge 6 7; then
+		echo "5 stacks lost: 5 skipped by the kernel, which runs no kprobe program on a CPU where another BPF program or a BPF map syscall is running"
+	fi | expect /tmp/m.out.err
+}
+
 kprobe_wildcards() {
 	sc /tmp/w.glob "${GETPPID%id}*" -K -- ./paths 2 &&
 	traced "${GETPPID%id}*" "$(getppid_block 2)" | expect /tmp/w.glob &&
@@ -700,6 +710,7 @@ for w in $KWALKERS; do
 done
 ge 4 6 && t "kprobe: every walker's kernel frames equal, address by address" kernel_frames_equal $GETPPID
 ge 4 2 && t "kprobe: wildcards and -r" kprobe_wildcards
+ge 4 6 && t "kprobe: runs the kernel skipped (a BPF map syscall on the CPU) counted and said where it counts them (6.7+)" kprobe_skipped
 ge 4 17 && t "kprobe: sys_getppid is named __x64_sys_getppid since 4.17" sys_name_hint
 [ $CLOUD = yes ] && t "kprobe: fp refuses kernel frames without frame pointers" fp_refused_on_orc
 if ge 4 2; then
