@@ -614,10 +614,11 @@ static void debug_attached(struct session *s)
 #define SINGLE_UPROBES_MAX	256
 
 /*
- * Whether auto should pass over walker d for this many uprobes: one that
- * tail-calls cannot share a uprobe_multi link, so it attaches a perf
- * event each, and each detaches after its own RCU grace period under the
- * kernel's event_mutex, which blocks every other tracer meanwhile.
+ * Whether auto should pass over walker d for this many uprobes: one whose
+ * programs tail-call and cannot all be loaded for uprobe_multi links (fp;
+ * cfi can: walker.c's choose_multi) attaches a perf event each, and each
+ * detaches after its own RCU grace period under the kernel's event_mutex,
+ * which blocks every other tracer meanwhile.
  */
 static size_t too_many_uprobes(const struct session *s,
 			       const struct walker_desc *d)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/ioctl.h>
 #include <fcntl.h>
@@ -712,21 +713,36 @@ const char *walker_source(const struct walker *w)
 	return sources_walker(w->d->name);
 }
 
-/* in the detaching child: nothing open but the perf events and @fd */
+static bool kept(const struct walker *w, int fd, int i)
+{
+	bool keep = i == fd;
+
+	for (size_t j = 0; j < w->natt && !keep; j++)
+		keep = w->att[j].perf_fd == i;
+	return keep;
+}
+
+/*
+ * In the detaching child: nothing open but the perf events and @fd.  The
+ * ranges between them go by close_range (5.9+), not a close() for each of
+ * up to RLIMIT_NOFILE numbers.
+ */
 static void keep_only(const struct walker *w, int fd)
 {
-	int max = (int)sysconf(_SC_OPEN_MAX);
+	int max = (int)sysconf(_SC_OPEN_MAX), from = 3;
 
 	if (max < 0 || max > 65536)
 		max = 65536;
-	for (int i = 3; i < max; i++) {
-		bool keep = i == fd;
-
-		for (size_t j = 0; j < w->natt && !keep; j++)
-			keep = w->att[j].perf_fd == i;
-		if (!keep)
-			close(i);
+	for (int i = 3; i <= max; i++) {
+		if (i < max && !kept(w, fd, i))
+			continue;
+		if (from < i && syscall(SYS_close_range, from, i - 1, 0))
+			for (int j = from; j < i; j++)
+				close(j);
+		from = i + 1;
 	}
+	/* above the limit only if it was lowered after they were opened */
+	(void)syscall(SYS_close_range, max, ~0U, 0);
 }
 
 /*
