@@ -35,12 +35,19 @@ t() {
 	fi
 }
 
-# sc OUT ARGS...: stackcount, PIDs normalized, stderr in OUT.err, status kept
+# sc OUT ARGS...: stackcount, PIDs normalized, stderr in OUT.err, status
+# kept.  A run in which the kernel skipped probe runs (said on 6.7+: a BPF
+# map syscall, perhaps of the tool's own preempted thread, held the CPU,
+# as on the 1-CPU preempt=full 6.12) is run again, up to twice: its
+# stacks are not the test's to judge.  SKIPS_OK=1: they are.
 sc() {
 	out=$1
 	shift
-	$SC "$@" > "$out.raw" 2> "$out.err"
-	st=$?
+	for try in 1 2 3; do
+		$SC "$@" > "$out.raw" 2> "$out.err"
+		st=$?
+		[ -z "${SKIPS_OK:-}" ] && grep -q ' skipped by the kernel, ' "$out.err" || break
+	done
 	sed -E 's/ \[[0-9]+\]$/ [PID]/' "$out.raw" > "$out"
 	cat "$out" "$out.err"
 	return $st
@@ -236,7 +243,10 @@ kernel_frames_equal() {	# PATTERN: every walker's kernel frames, with addresses
 }
 
 kprobe_skipped() {	# runs the kernel skips: a BPF map syscall holds the CPU
-	sc /tmp/m.out -K htab_map_update_elem -- ./mapupd 5 || return 1
+	SKIPS_OK=1
+	sc /tmp/m.out -K htab_map_update_elem -- ./mapupd 5
+	st=$? SKIPS_OK=
+	[ $st = 0 ] || return 1
 	printf 'Tracing 1 functions for "htab_map_update_elem"... Hit Ctrl-C to end.\n\nDetaching...\n' |
 		expect /tmp/m.out || return 1
 	# 6.7+ counts each run it skipped; before, nothing does
