@@ -133,8 +133,8 @@ struct sw_config {
 	  "as threads the walk state map had no room for")		\
 	/* not in the map: the kernel skipped the program (frontend) */	\
 	X(SW_LOST_SKIPPED, "skipped_by_kernel",				\
-	  "skipped by the kernel, which runs no kprobe program on a CPU "	\
-	  "where another BPF program or a BPF map syscall is running")
+	  "skipped by the kernel, which runs no tracing program inside "	\
+	  "another on one CPU, nor a kprobe one during a BPF map syscall")
 
 #define SW_LOST_ENUM(cause, key, what) cause,
 enum sw_lost {

@@ -251,7 +251,7 @@ kprobe_skipped() {	# runs the kernel skips: a BPF map syscall holds the CPU
 		expect /tmp/m.out || return 1
 	# 6.7+ counts each run it skipped; before, nothing does
 	if ge 6 7; then
-		echo "5 stacks lost: 5 skipped by the kernel, which runs no kprobe program on a CPU where another BPF program or a BPF map syscall is running"
+		echo "5 stacks lost: 5 skipped by the kernel, which runs no tracing program inside another on one CPU, nor a kprobe one during a BPF map syscall"
 	fi | expect /tmp/m.out.err
 }
 
