@@ -610,29 +610,6 @@ static void debug_attached(struct session *s)
 		ok - linked);
 }
 
-/* Past this many, uprobes attached one by one take minutes to detach. */
-#define SINGLE_UPROBES_MAX	256
-
-/*
- * Whether auto should pass over walker d for this many uprobes: one whose
- * programs tail-call and cannot all be loaded for uprobe_multi links (fp;
- * cfi can: walker.c's choose_multi) attaches a perf event each, and each
- * detaches after its own RCU grace period under the kernel's event_mutex,
- * which blocks every other tracer meanwhile.
- */
-static size_t too_many_uprobes(const struct session *s,
-			       const struct walker_desc *d)
-{
-	size_t n = 0;
-
-	if (!d->tail_calls || d->multi_tails || !s->f.link_uprobe_multi)
-		return 0;
-	for (size_t i = 0; i < s->targets.n; i++)
-		n += s->targets.v[i].spec.kind == SW_PROBE_UPROBE &&
-		     !s->targets.v[i].refused;
-	return n > SINGLE_UPROBES_MAX ? n : 0;
-}
-
 /* auto's next walker after *d, said with why *d was passed over; false: none */
 static bool next_walker(struct session *s, const struct walker_desc **d,
 			const char *why)
@@ -653,8 +630,8 @@ static bool next_walker(struct session *s, const struct walker_desc **d,
 
 /*
  * The walker loaded; where auto picked it, the next of auto's list in its
- * place, said in one line, when it would attach too many uprobes one by
- * one or the kernel refused it (a verifier's limit, say).
+ * place, said in one line, when the kernel refused it (a verifier's
+ * limit, say).
  * STACKWALK_REFUSE_WALKER=NAME, for the tests, has the kernel refuse that
  * walker as a verifier would.
  */
@@ -663,16 +640,8 @@ static int open_walker(struct session *s, __u64 *need)
 	const char *refuse = getenv("STACKWALK_REFUSE_WALKER");
 	const struct walker_desc *d = walkers_get(s->wo.kind);
 	char why[256];
-	size_t many;
 	int e;
 
-	while (s->walker_auto && (many = too_many_uprobes(s, d))) {
-		snprintf(why, sizeof(why), "the %s walker would attach %zu "
-			 "uprobes one by one, minutes to detach (--walker %s to "
-			 "insist)", d->name, many, d->name);
-		if (!next_walker(s, &d, why))
-			break;
-	}
 	for (;;) {
 		if (refuse && !strcmp(refuse, d->name))
 			e = -EACCES;
