@@ -242,6 +242,12 @@ int needed_args(char *const argv[], needed_fn fn, void *ctx)
 			err = needed_closure(found, fn, ctx);
 			continue;
 		}
+		/* a program's path whole, whatever a shell would split it at */
+		if (strchr(p, '/') && program(p)) {
+			n++;
+			err = needed_closure(p, fn, ctx);
+			continue;
+		}
 		/* the words of a shell command line, a path among them */
 		while (*p && !err && n < NEEDED_ARGS) {
 			size_t len = strcspn(p, " \t\n;&|()<>'\"`=");
