@@ -343,14 +343,13 @@ SEC("tracepoint") int gs_cfi_walk_vma_tp##sfx(void *ctx)		\
  */
 SEC("tracepoint") int gs_cfi_fork(void *ctx)
 {
-	__u32 zero = 0, child = 0, parent = bpf_get_current_pid_tgid() >> 32;
+	__u32 zero = 0, child, parent = bpf_get_current_pid_tgid() >> 32;
 	struct sw_config *cfg = bpf_map_lookup_elem(&config, &zero);
 	struct sw_cfi_proc *proc;
 
 	if (!cfg)
 		return 0;
-	bpf_probe_read(&child, sizeof(child),
-		       (void *)(sw_ptr_value(ctx) + cfg->fork_child_off));
+	child = sw_fork_child(ctx, cfg);
 	proc = bpf_map_lookup_elem(&cfi_procs, &parent);
 	/* no room: its events are counted as without tables */
 	if (proc)

@@ -276,6 +276,26 @@ static __always_inline void sw_follow_child(__u32 child)
 		sw_lost(SW_LOST_FOLLOW_FULL);
 }
 
+/*
+ * The child's id at sched_process_fork, from its perf event's record or,
+ * where the frontend attached the program as a raw tracepoint
+ * (task_pid_off set), from the child's task, the event's second argument.
+ */
+static __always_inline __u32 sw_fork_child(void *ctx, const struct sw_config *cfg)
+{
+	__u64 task = 0;
+	__u32 child = 0;
+
+	if (!cfg->task_pid_off) {
+		bpf_probe_read(&child, sizeof(child),
+			       (void *)(sw_ptr_value(ctx) + cfg->fork_child_off));
+		return child;
+	}
+	bpf_probe_read(&task, sizeof(task), (void *)(sw_ptr_value(ctx) + 8));
+	bpf_probe_read(&child, sizeof(child), (void *)(task + cfg->task_pid_off));
+	return child;
+}
+
 static __always_inline void sw_follow_exit(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -288,14 +308,11 @@ static __always_inline void sw_follow_exit(void)
 SEC("tracepoint")							\
 int sw_fork_tp(void *ctx)						\
 {									\
-	__u32 zero = 0, child = 0;					\
+	__u32 zero = 0;							\
 	struct sw_config *cfg = bpf_map_lookup_elem(&config, &zero);	\
 									\
-	if (!cfg)							\
-		return 0;						\
-	bpf_probe_read(&child, sizeof(child),				\
-		       (void *)(sw_ptr_value(ctx) + cfg->fork_child_off)); \
-	sw_follow_child(child);						\
+	if (cfg)							\
+		sw_follow_child(sw_fork_child(ctx, cfg));		\
 	return 0;							\
 }									\
 									\

@@ -71,6 +71,7 @@ struct sw_config {
 	__u32 task_stack_off;
 	/* sched_process_fork's child_pid moved between kernels: 44, then 20 */
 	__u32 fork_child_off;
+	__u32 task_pid_off;	/* task_struct.pid, for its raw tracepoint */
 	/* stacksnoop on 4.1-4.3: tags our trace_printk lines in trace_pipe */
 	__u32 magic;
 	/*
@@ -134,7 +135,9 @@ struct sw_config {
 	/* not in the map: the kernel skipped the program (frontend) */	\
 	X(SW_LOST_SKIPPED, "skipped_by_kernel",				\
 	  "skipped by the kernel, which runs no tracing program inside "	\
-	  "another on one CPU, nor a kprobe one during a BPF map syscall")
+	  "another on one CPU, nor a kprobe one during a BPF map syscall") \
+	/* not in the map: the same of the fork, exec and exit programs */ \
+	X(SW_LOST_HOOKS_SKIPPED, "process_hooks_skipped_by_kernel", NULL)
 
 #define SW_LOST_ENUM(cause, key, what) cause,
 enum sw_lost {

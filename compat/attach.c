@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <bpf/bpf.h>
 #include "attach.h"
 
 static int perf_open(struct perf_event_attr *attr, int pid)
@@ -68,6 +69,11 @@ int attach_probe(const struct sw_features *f, int prog_fd,
 
 	memset(a, 0, sizeof(*a));
 	a->perf_fd = -1;
+	if (s->kind == SW_PROBE_RAW_TRACEPOINT) {
+		a->perf_fd = bpf_raw_tracepoint_open(s->event, prog_fd);
+		a->link = a->perf_fd >= 0;
+		return a->perf_fd < 0 ? -errno : 0;
+	}
 	if (s->kind == SW_PROBE_TRACEPOINT) {
 		id = tracefs_event_id(f->tracefs, s->category, s->event);
 		if (id < 0)

@@ -16,6 +16,8 @@ enum sw_probe_kind {
 	SW_PROBE_KRETPROBE,
 	SW_PROBE_UPROBE,
 	SW_PROBE_TRACEPOINT,
+	/* 4.17+: no perf event, and no skip while another program runs */
+	SW_PROBE_RAW_TRACEPOINT,
 };
 
 struct sw_probe_spec {
@@ -24,7 +26,7 @@ struct sw_probe_spec {
 	const char *path;		/* uprobe: binary */
 	unsigned long offset;		/* uprobe: file offset */
 	unsigned long ref_ctr_off;	/* uprobe: USDT semaphore, 0 if none */
-	const char *category, *event;	/* tracepoint */
+	const char *category, *event;	/* tracepoint (raw: event only) */
 	int pid;			/* uprobe: only in this process (0: all) */
 };
 

@@ -61,7 +61,8 @@ static bool probe_map_mmap(void)
  * From the kernel's BTF: where task_struct keeps its kernel stack's base
  * (0 when unknown; from 6.13 the JIT may run a program on a per-CPU
  * stack of its own, so its frame pointer no longer finds the task's
- * stack), and the fields bpf_find_vma's callback reads (vma_ok).
+ * stack) and its thread id (what a raw sched_process_fork hands over is
+ * the child's task), and the fields bpf_find_vma's callback reads (vma_ok).
  */
 static void btf_offsets(struct sw_features *f)
 {
@@ -71,18 +72,19 @@ static void btf_offsets(struct sw_features *f)
 		{ "file", "f_inode" }, { "inode", "i_ino" }, { "inode", "i_sb" },
 		{ "inode", "i_generation" }, { "super_block", "s_dev" },
 	};
-	struct kbtf_member m[1 + SW_VMA_FIELDS] = {
-		{ "task_struct", "stack", -1 },
+	struct kbtf_member m[2 + SW_VMA_FIELDS] = {
+		{ "task_struct", "stack", -1 }, { "task_struct", "pid", -1 },
 	};
 
 	for (int i = 0; i < SW_VMA_FIELDS; i++)
-		m[1 + i] = (struct kbtf_member){ vma[i].type, vma[i].name, -1 };
-	kbtf_members("/sys/kernel/btf/vmlinux", m, 1 + SW_VMA_FIELDS);
+		m[2 + i] = (struct kbtf_member){ vma[i].type, vma[i].name, -1 };
+	kbtf_members("/sys/kernel/btf/vmlinux", m, 2 + SW_VMA_FIELDS);
 	f->task_stack_off = m[0].off > 0 ? m[0].off : 0;
+	f->task_pid_off = m[1].off > 0 ? m[1].off : 0;
 	f->vma_ok = true;
 	for (int i = 0; i < SW_VMA_FIELDS; i++) {
-		f->vma_off[i] = m[1 + i].off >= 0 ? m[1 + i].off : 0;
-		f->vma_ok &= m[1 + i].off >= 0;
+		f->vma_off[i] = m[2 + i].off >= 0 ? m[2 + i].off : 0;
+		f->vma_ok &= m[2 + i].off >= 0;
 	}
 }
 
@@ -333,7 +335,7 @@ static void mask_to(struct sw_features *f, __u32 v)
 	if (v < SW_KVERSION(4, 14, 0))
 		f->prog_syscall_tp = false;
 	if (v < SW_KVERSION(4, 17, 0))
-		f->pmu_kprobe = f->pmu_uprobe = false;
+		f->pmu_kprobe = f->pmu_uprobe = f->prog_raw_tp = false;
 	if (v < SW_KVERSION(4, 18, 0))
 		f->helper_get_stack = f->btf = false;
 	if (v < SW_KVERSION(4, 20, 0))
@@ -425,6 +427,8 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 	f->bpf = f->prog_kprobe;
 	f->prog_tracepoint =
 		libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, NULL) == 1;
+	f->prog_raw_tp =
+		libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL) == 1;
 	if (f->prog_kprobe) {
 		f->helper_pid = probe_helper(BPF_FUNC_get_current_pid_tgid);
 		f->helper_comm = probe_helper(BPF_FUNC_get_current_comm);
@@ -499,6 +503,7 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "BPF programs on kprobes", yes(f->prog_kprobe));
 	fprintf(out, "%-34s %s\n", "BPF programs on tracepoints (4.7)", yes(f->prog_tracepoint));
 	fprintf(out, "%-34s %s\n", "syscalls:* tracepoints (4.14)", yes(f->prog_syscall_tp));
+	fprintf(out, "%-34s %s\n", "raw tracepoints (4.17)", yes(f->prog_raw_tp));
 	fprintf(out, "%-34s %s\n", "get_current_pid_tgid/comm (4.2)", yes(f->helper_pid && f->helper_comm));
 	fprintf(out, "%-34s %s\n", "get_smp_processor_id (4.2)", yes(f->helper_cpu));
 	fprintf(out, "%-34s %s\n", "tail calls (4.2)", yes(f->helper_tail_call && f->map_prog_array));
@@ -533,6 +538,11 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "RLIMIT_MEMLOCK raised or unneeded", yes(f->memlock_ok));
 	fprintf(out, "%-34s %u bytes, %u padding\n", "kernel stack (THREAD_SIZE)",
 		f->thread_size, f->stack_padding);
+	if (f->task_pid_off)
+		fprintf(out, "%-34s +%u (BTF)\n", "task_struct.pid", f->task_pid_off);
+	else
+		fprintf(out, "%-34s unknown (no BTF): children followed by "
+			"sched_process_fork's perf event\n", "task_struct.pid");
 	if (f->task_stack_off)
 		fprintf(out, "%-34s +%u (BTF)\n", "task_struct.stack", f->task_stack_off);
 	else

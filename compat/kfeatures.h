@@ -39,6 +39,7 @@ struct sw_features {
 
 	bool kprobes, uprobes;	/* BPF can run on these probe kinds */
 	bool prog_syscall_tp;	/* BPF on syscalls:* tracepoints (4.14) */
+	bool prog_raw_tp;	/* raw tracepoints (4.17) */
 	/*
 	 * The syscall fast path (gone in 4.16, and from later 4.9 and 4.14
 	 * stable releases) leaves %rbp stale in the saved user registers.
@@ -61,6 +62,7 @@ struct sw_features {
 	bool memlock_ok;	/* RLIMIT_MEMLOCK raised (or not needed) */
 	__u32 thread_size, stack_padding;
 	__u32 task_stack_off;	/* task_struct.stack, from BTF; 0: unknown */
+	__u32 task_pid_off;	/* task_struct.pid, from BTF; 0: unknown */
 	/*
 	 * The VMA of an address, its file, found in BPF (5.17): the fields
 	 * read, from BTF, in struct sw_vma_offs's order; vma_ok: all found.

@@ -121,6 +121,11 @@ static const char *const own_line[SW_LOST_NR] = {
 		"follow (a CFA from a register other than %%rsp and %%rbp, or an "
 		"expression) or a CFA not above the frame's own, and left the "
 		"callers beyond out rather than guess them\n",
+	[SW_LOST_HOOKS_SKIPPED] = "the kernel skipped %llu runs of the programs "
+		"that follow processes as they fork, exec and exit (it runs "
+		"none of a perf event while a BPF map syscall holds the CPU): "
+		"a thread started then may have gone untraced, or a process "
+		"been walked without its unwind tables\n",
 };
 
 /* Nothing lost silently: every loss the kernel side counted, said once. */

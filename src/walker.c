@@ -63,6 +63,26 @@ bool walker_can_follow(const struct sw_features *f)
 }
 
 /*
+ * The programs that follow forks, execs and exits run as raw tracepoints
+ * where the kernel has them and BTF says where a task keeps its id (the
+ * raw sched_process_fork hands over the child's task): the kernel runs
+ * those whatever else runs on the CPU.  A perf event's program it skips
+ * while another, or a BPF map syscall (perhaps our own, preempted in it),
+ * holds the CPU: a child of COMMAND would go untraced.
+ */
+static bool raw_hooks(const struct sw_features *f)
+{
+	return fork_hook_tracepoint(f) && f->prog_raw_tp && f->task_pid_off;
+}
+
+void walker_want_hook(struct walker *w, struct bpf_program *p, bool on)
+{
+	walker_want(w, p, on);
+	if (p && on && raw_hooks(w->f))
+		bpf_program__set_type(p, BPF_PROG_TYPE_RAW_TRACEPOINT);
+}
+
+/*
  * The entry shapes to calibrate, a bit each: those of this run's targets
  * that some kernel adds the caller at.  Each costs a self-probe's attach
  * at start-up.
@@ -131,11 +151,12 @@ static void choose_programs(struct walker *w, const struct sw_targets *t,
 		bpf_map__set_autocreate(w->counts[i], counting);
 	if (w->d->choose)
 		w->d->choose(w);
-	if (w->o.follow) {
-		bool tp = fork_hook_tracepoint(w->f);
-
-		walker_want(w, tp ? w->fork_tp : w->fork_kretprobe, true);
-		walker_want(w, tp ? w->exit_tp : w->exit_kprobe, true);
+	if (w->o.follow && fork_hook_tracepoint(w->f)) {
+		walker_want_hook(w, w->fork_tp, true);
+		walker_want_hook(w, w->exit_tp, true);
+	} else if (w->o.follow) {
+		walker_want(w, w->fork_kretprobe, true);
+		walker_want(w, w->exit_kprobe, true);
 	}
 	choose_multi(w, t);
 }
@@ -210,6 +231,7 @@ static void base_config(const struct walker *w, struct sw_config *c)
 	c->thread_size = f->thread_size;
 	c->stack_padding = f->stack_padding;
 	c->task_stack_off = f->task_stack_off;
+	c->task_pid_off = raw_hooks(f) ? f->task_pid_off : 0;
 	if (w->vma) {
 		_Static_assert(sizeof(c->vma) == sizeof(f->vma_off),
 			       "struct sw_vma_offs is vma_off's fields");
@@ -426,11 +448,12 @@ static int add_target(struct walker *w, int prog_fd,
 	return err;
 }
 
-int walker_attach_tracepoint(struct walker *w, struct bpf_program *p,
-			     const char *cat, const char *ev)
+int walker_attach_hook(struct walker *w, struct bpf_program *p, const char *ev)
 {
 	struct sw_probe_spec s = {
-		.kind = SW_PROBE_TRACEPOINT, .category = cat, .event = ev,
+		.kind = raw_hooks(w->f) ? SW_PROBE_RAW_TRACEPOINT :
+					  SW_PROBE_TRACEPOINT,
+		.category = "sched", .event = ev,
 	};
 
 	return add_attachment(w, bpf_program__fd(p), &s);
@@ -454,14 +477,9 @@ static int attach_follow(struct walker *w)
 	int err;
 
 	if (fork_hook_tracepoint(w->f)) {
-		s.kind = SW_PROBE_TRACEPOINT;
-		s.category = "sched";
-		s.event = "sched_process_fork";
-		err = add_attachment(w, bpf_program__fd(w->fork_tp), &s);
-		if (err)
-			return err;
-		s.event = "sched_process_exit";
-		return add_attachment(w, bpf_program__fd(w->exit_tp), &s);
+		err = walker_attach_hook(w, w->fork_tp, "sched_process_fork");
+		return err ? err : walker_attach_hook(w, w->exit_tp,
+						      "sched_process_exit");
 	}
 	s.func = fork_function(w);
 	if (!s.func)

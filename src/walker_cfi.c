@@ -144,9 +144,9 @@ static void cfi_choose(struct walker *w)
 	walk_progs(w, &kp, &tp);
 	walker_want(w, kp, kp_called);
 	walker_want(w, tp, w->f->prog_tracepoint && tp_called);
-	walker_want(w, s->progs.gs_cfi_fork, true);
-	walker_want(w, s->progs.gs_cfi_exec, true);
-	walker_want(w, s->progs.gs_cfi_exit, true);
+	walker_want_hook(w, s->progs.gs_cfi_fork, true);
+	walker_want_hook(w, s->progs.gs_cfi_exec, true);
+	walker_want_hook(w, s->progs.gs_cfi_exit, true);
 }
 
 /*
@@ -162,14 +162,11 @@ static int cfi_attach(struct walker *w)
 
 	err = walker_getstack_attach(w);
 	if (!err)
-		err = walker_attach_tracepoint(w, s->progs.gs_cfi_fork, "sched",
-					       "sched_process_fork");
+		err = walker_attach_hook(w, s->progs.gs_cfi_fork, "sched_process_fork");
 	if (!err)
-		err = walker_attach_tracepoint(w, s->progs.gs_cfi_exec, "sched",
-					       "sched_process_exec");
+		err = walker_attach_hook(w, s->progs.gs_cfi_exec, "sched_process_exec");
 	if (!err)
-		err = walker_attach_tracepoint(w, s->progs.gs_cfi_exit, "sched",
-					       "sched_process_exit");
+		err = walker_attach_hook(w, s->progs.gs_cfi_exit, "sched_process_exit");
 	return err;
 }
 

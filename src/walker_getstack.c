@@ -95,7 +95,7 @@ void walker_getstack_choose(struct walker *w)
 		bpf_map__set_autocreate(w->gs.scratch_small, counting);
 	if (w->chunks)
 		bpf_map__set_autocreate(w->chunks, counting);
-	walker_want(w, w->gs.walk_exit, w->per_task);
+	walker_want_hook(w, w->gs.walk_exit, w->per_task);
 }
 
 /* Walk state per thread: a thread's goes when it exits. */
@@ -103,8 +103,7 @@ int walker_getstack_attach(struct walker *w)
 {
 	if (!w->per_task)
 		return 0;
-	return walker_attach_tracepoint(w, w->gs.walk_exit, "sched",
-					"sched_process_exit");
+	return walker_attach_hook(w, w->gs.walk_exit, "sched_process_exit");
 }
 
 struct bpf_program *walker_getstack_calib_prog(const struct walker *w)

@@ -158,11 +158,15 @@ struct bpf_program *walker_getstack_calib_prog(const struct walker *w);
 void walker_getstack_key_frames(struct walker *w, const void *key, bool counted,
 				struct key_frames *f);
 
-/* Attach p to tracepoint cat:ev, detached with the rest. */
-int walker_attach_tracepoint(struct walker *w, struct bpf_program *p,
-			     const char *cat, const char *ev);
 /* Load p or not; a program this run wants that does not exist is a bug. */
 void walker_want(struct walker *w, struct bpf_program *p, bool on);
+/*
+ * The same for a program that follows processes at tracepoint sched:ev
+ * (fork, exec, exit), and attaching it there, detached with the rest:
+ * as a raw tracepoint where the kernel has them (see walker.c).
+ */
+void walker_want_hook(struct walker *w, struct bpf_program *p, bool on);
+int walker_attach_hook(struct walker *w, struct bpf_program *p, const char *ev);
 /* The frames before the first 0 of v, at most max. */
 size_t walker_nframes(const __u64 *v, size_t max);
 /*

@@ -12,13 +12,14 @@
 #include "walker_int.h"
 
 /*
- * Runs of the targets' programs the kernel skipped: it runs one kprobe
+ * Runs of the programs the kernel skipped: it runs one perf event's
  * program at a time on a CPU, and none while a BPF map syscall (perhaps
- * of a task preempted in it) holds that CPU, nor a tracing program inside
- * itself.  It counts them as the program's recursion_misses (5.12+;
- * kprobes' since 6.7, before which nothing says).
+ * of a task preempted in it) holds that CPU, nor a tracing program
+ * inside itself.  It counts them as the program's recursion_misses
+ * (5.12+; kprobes' since 6.7, before which nothing says).  Those of the
+ * targets' programs (target), or of those that follow processes.
  */
-static __u64 skipped(const struct walker *w)
+static __u64 skipped(const struct walker *w, bool target)
 {
 	__u64 n = 0;
 
@@ -28,8 +29,9 @@ static __u64 skipped(const struct walker *w)
 		bool seen = false;
 
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = w->att[j].target && w->att[j].prog_fd == w->att[i].prog_fd;
-		if (!w->att[i].target || seen)
+			seen = w->att[j].target == target &&
+			       w->att[j].prog_fd == w->att[i].prog_fd;
+		if (w->att[i].target != target || seen)
 			continue;
 		memset(&info, 0, sizeof(info));
 		if (!bpf_obj_get_info_by_fd(w->att[i].prog_fd, &info, &len))
@@ -42,11 +44,12 @@ int walker_lost(struct walker *w, __u64 lost[SW_LOST_NR])
 {
 	for (__u32 i = 0; i < SW_LOST_NR; i++) {
 		lost[i] = 0;
-		if (i != SW_LOST_SKIPPED &&
+		if (i != SW_LOST_SKIPPED && i != SW_LOST_HOOKS_SKIPPED &&
 		    bpf_map_lookup_elem(bpf_map__fd(w->lost), &i, &lost[i]))
 			return -errno;
 	}
-	lost[SW_LOST_SKIPPED] = skipped(w);
+	lost[SW_LOST_SKIPPED] = skipped(w, true);
+	lost[SW_LOST_HOOKS_SKIPPED] = skipped(w, false);
 	return 0;
 }
 

@@ -19,10 +19,12 @@ ge() { [ "$VER" -ge $(($1 * 1000000 + $2 * 1000)) ]; }
 # Debian's cloud kernels: ORC, no frame pointers, the disk driver a module
 case $SW_KERNEL in cloud*) CLOUD=yes ;; *) CLOUD=no ;; esac
 
-# t NAME FUNCTION [ARGS...]: one TAP line; the output as comments on failure
+# t NAME FUNCTION [ARGS...]: one TAP line; the output as comments on failure.
+# SW_ONLY=FUNCTION (run.sh's VM_TESTS) runs only that one.
 t() {
 	name=$1
 	shift
+	[ -n "${SW_ONLY:-}" ] && [ "$1" != "$SW_ONLY" ] && return 0
 	"$@" > /tmp/t.out 2>&1
 	st=$?
 	n=$((n + 1))
@@ -406,6 +408,27 @@ cfi_fork() {	# a child of fork (no exec) walked whole from its first event
 		expect /tmp/c.m
 }
 
+# Another process updates a BPF map over and over, each update a long
+# copy the kernel runs with perf events' programs held off: on one CPU
+# that preempts anywhere, COMMAND's shell and cfipaths often run in the
+# middle of one.  The programs that follow their forks must run all the
+# same (raw tracepoints): one a fork went without would lose a child.
+cfi_follow_busy() {
+	./mapupd 0 1048576 &
+	hog=$!
+	sc /tmp/c.out -f -U --walker cfi u:./cfipaths:frameless -- sh -c '
+		i=0; while [ $i -lt 40 ]; do ./cfipaths fork || exit 1; i=$((i + 1)); done'
+	st=$?
+	kill $hog
+	wait $hog
+	[ $st = 0 ] || return 1
+	grep '^cfipaths;' /tmp/c.out | sort > /tmp/c.m
+	R='cfipaths;_start;__libc_start_main;__libc_start_call_main;main'
+	printf '%s\n' "$R;in_child;leaf_a;frameless 40" "$R;in_child;leaf_b;frameless 80" \
+		"$R;in_parent;leaf_a;frameless 40" "$R;in_parent;leaf_b;frameless 80" |
+		expect /tmp/c.m && : | expect /tmp/c.out.err
+}
+
 cfi_traced() {	# 4.18-5.16: the tool traces COMMAND itself, never what it starts
 	# the tool is COMMAND's parent: its tracer where it holds COMMAND
 	$SC --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$' && T=0 || T=tool
@@ -768,6 +791,7 @@ fi
 if [ "$SW_KERNEL" = cloud612 ]; then
 	t "cfi, 1 CPU, full preemption: two processes at one probe, their walks apart" cfi_race
 	t "getstack, 1 CPU, full preemption: two processes at one probe, their keys apart" getstack_race
+	t "cfi, 1 CPU, full preemption: every child of COMMAND followed while another process's map updates hold the CPU" cfi_follow_busy
 fi
 
 if ge 4 14; then

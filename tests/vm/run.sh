@@ -14,7 +14,8 @@ for k in ../shared/kernels/*/bzImage; do
 	[ -e "$k" ] && kernels+=("$(basename "$(dirname "$k")"):$k")
 done
 
-# VM_ONLY=REGEX boots only the kernels whose names match (while debugging)
+# VM_ONLY=REGEX boots only the kernels whose names match, VM_TESTS=FUNCTION
+# runs only run-tests.sh's test of that name (while debugging)
 if [ -n "${VM_ONLY:-}" ]; then
 	only=()
 	for k in "${kernels[@]}"; do
@@ -36,6 +37,7 @@ boot() {
 	# 6.12 on one CPU that preempts anywhere in the kernel: two processes
 	# there take turns inside each other's probes (run-tests.sh's races)
 	[ "$name" = cloud612 ] && smp=1 append=preempt=full
+	[ -n "${VM_TESTS:-}" ] && append="$append SW_ONLY=$VM_TESTS"
 	# the old kernels mount only ext4 features they know
 	rm -f "$disk"
 	truncate -s 64M "$disk" &&

@@ -5,6 +5,13 @@
  * programs held off on its CPU, so a kprobe program on the hash map's
  * update function (htab_map_update_elem) is skipped every time: N runs
  * the kernel counts as missed (6.7+), none that reach the program.
+ *
+ * mapupd N SIZE: the same of an array map's one value of SIZE bytes, N
+ * times or, N 0, until killed.  An array's update copies the value with
+ * no lock held, programs held off all the while: a kernel that preempts
+ * anywhere may run another task on the CPU in the middle of it, and then
+ * none of that task's perf events' programs run either.
+ *
  * Exits 0, or 1 when the map cannot be made (not root), 2 on a failed
  * update.
  */
@@ -22,24 +29,28 @@ static long bpf(int cmd, union bpf_attr *a)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 1;
-	unsigned long long value = 0;
+	unsigned size = argc > 2 ? strtoul(argv[2], NULL, 0) : 0;
+	unsigned long long small = 0;
+	void *value = size ? calloc(1, size) : &small;
 	unsigned int key = 0;
 	union bpf_attr a;
 	long fd;
 
+	if (!value)
+		return 1;
 	memset(&a, 0, sizeof(a));
-	a.map_type = BPF_MAP_TYPE_HASH;
+	a.map_type = size ? BPF_MAP_TYPE_ARRAY : BPF_MAP_TYPE_HASH;
 	a.key_size = sizeof(key);
-	a.value_size = sizeof(value);
+	a.value_size = size ? size : sizeof(small);
 	a.max_entries = 1;
 	fd = bpf(BPF_MAP_CREATE, &a);
 	if (fd < 0)
 		return 1;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n || (size && !n); i++) {
 		memset(&a, 0, sizeof(a));
 		a.map_fd = fd;
 		a.key = (unsigned long)&key;
-		a.value = (unsigned long)&value;
+		a.value = (unsigned long)value;
 		if (bpf(BPF_MAP_UPDATE_ELEM, &a))
 			return 2;
 	}
