@@ -47,6 +47,14 @@ struct {
 	__type(value, __u8);
 } follow SEC(".maps");
 
+/* see SW_UFRAMES */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SW_UFRAMES);
+	__type(key, __u32);
+	__type(value, __u32);
+} uframes SEC(".maps");
+
 /* stacksnoop: one record per event, read from the CPU's buffer */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -262,6 +270,26 @@ static __always_inline __u64 sw_user_regs(const struct sw_config *cfg,
 	__u64 top = (stack_addr | (cfg->thread_size - 1)) + 1;
 
 	return top - cfg->stack_padding - SW_PT_REGS_SIZE;
+}
+
+/*
+ * At a uprobe with a uframes rule: where its caller's return address is
+ * (the walk reads it as at a function's entry), and the caller's %rbp in
+ * *bp.  0 where the rule is missing, which no read there gets past.
+ */
+static __always_inline __u64 sw_uframe_sp(const struct pt_regs *ctx, __u64 *bp)
+{
+	__u32 key = PT_REGS_IP(ctx) & SW_UFRAME_PAGE, v;
+	__u32 *rule = bpf_map_lookup_elem(&uframes, &key);
+	__u64 sp = PT_REGS_SP(ctx);
+
+	*bp = PT_REGS_FP(ctx);
+	if (!rule || !(*rule & SW_UFRAME_RULE))
+		return 0;
+	v = *rule;
+	if (v & SW_UFRAME_BP_SAVED)
+		bpf_probe_read(bp, sizeof(*bp), (void *)(sp + SW_UFRAME_BP(v)));
+	return sp + SW_UFRAME_RA(v);
 }
 
 /* -- COMMAND: track the threads a followed thread creates, drop exited ones. */

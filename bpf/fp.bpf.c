@@ -34,6 +34,8 @@
 #define SW_ROOT(cfg)	(cfg)->root
 
 enum sink { COUNT, EMIT };
+/* a uprobe's walk: 0 anywhere, 1 at a function's entry, SHIFT by its uframes rule */
+#define SHIFT 2
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -277,11 +279,16 @@ static __always_inline int fp_uprobe_common(struct pt_regs *ctx,
 		return 0;
 	}
 	sw_key_hdr(&rec.key.h, cfg, id, SW_LINEAR);
-	if (entry)
+	if (entry == SHIFT) {
+		__u64 bp, sp = sw_uframe_sp(ctx, &bp);
+
+		sw_fp_uwalk_entry(&rec.key, PT_REGS_IP(ctx), sp, bp, &next);
+	} else if (entry) {
 		sw_fp_uwalk_entry(&rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 				  PT_REGS_FP(ctx), &next);
-	else
+	} else {
 		sw_fp_uwalk(&rec.key, PT_REGS_IP(ctx), PT_REGS_FP(ctx), &next);
+	}
 	fp_done(ctx, &rec, sink);
 	return 0;
 }
@@ -292,6 +299,9 @@ SEC("kprobe") int fp_uprobe_entry_e(struct pt_regs *ctx) { return fp_uprobe_comm
 /* USDT, or a uprobe inside a function */
 SEC("kprobe") int fp_uprobe(struct pt_regs *ctx) { return fp_uprobe_common(ctx, 0, COUNT); }
 SEC("kprobe") int fp_uprobe_e(struct pt_regs *ctx) { return fp_uprobe_common(ctx, 0, EMIT); }
+/* the same where %rbp does not lead to the caller: its CFI rule (uframes) */
+SEC("kprobe") int fp_uprobe_shift(struct pt_regs *ctx) { return fp_uprobe_common(ctx, SHIFT, COUNT); }
+SEC("kprobe") int fp_uprobe_shift_e(struct pt_regs *ctx) { return fp_uprobe_common(ctx, SHIFT, EMIT); }
 
 /* ---- 4.1-4.3: trace_printk, a line per frame as the walk reads it ---- */
 /*
@@ -396,7 +406,12 @@ static __always_inline int fp_uprobe_print(struct pt_regs *ctx, const int entry)
 		return 0;
 	}
 	fp_fmt(fmt, 'u');
-	if (entry)
+	if (entry == SHIFT) {
+		__u64 bp, sp = sw_uframe_sp(ctx, &bp);
+
+		sw_fp_uwalk_entry_p(&key, PT_REGS_IP(ctx), sp, bp, &next,
+				    (const char *)fmt, cfg->magic);
+	} else if (entry)
 		sw_fp_uwalk_entry_p(&key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 				    PT_REGS_FP(ctx), &next, (const char *)fmt,
 				    cfg->magic);
@@ -409,6 +424,7 @@ static __always_inline int fp_uprobe_print(struct pt_regs *ctx, const int entry)
 
 SEC("kprobe") int fp_uprobe_entry_p(struct pt_regs *ctx) { return fp_uprobe_print(ctx, 1); }
 SEC("kprobe") int fp_uprobe_p(struct pt_regs *ctx) { return fp_uprobe_print(ctx, 0); }
+SEC("kprobe") int fp_uprobe_shift_p(struct pt_regs *ctx) { return fp_uprobe_print(ctx, SHIFT); }
 
 /*
  * --explain: the walk of where the event fired, with the frame pointer of
@@ -457,6 +473,18 @@ SEC("kprobe") int fp_uprobe_x(struct pt_regs *ctx)
 		return 0;
 	}
 	return fp_explain(ctx, PT_REGS_IP(ctx), 0, PT_REGS_FP(ctx), 1, 0);
+}
+
+SEC("kprobe") int fp_uprobe_shift_x(struct pt_regs *ctx)
+{
+	__u64 bp, sp;
+
+	if (sw_user_ia32(ctx)) {
+		sw_lost(SW_LOST_IA32);
+		return 0;
+	}
+	sp = sw_uframe_sp(ctx, &bp);
+	return fp_explain(ctx, PT_REGS_IP(ctx), sp, bp, 1, 1);
 }
 
 SEC("kprobe") int fp_kprobe_x(struct pt_regs *ctx)

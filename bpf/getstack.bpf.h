@@ -415,6 +415,13 @@ static __always_inline int gsc_event(void *ctx, __u64 sp, const int kentry,
 SEC("kprobe") int gs_uprobe##sfx(struct pt_regs *ctx)			\
 {									\
 	return event(ctx, 0, 0, 0, mode);				\
+}									\
+/* %rbp still the caller's: its return address by its uframes rule */	\
+SEC("kprobe") int gs_uprobe_shift##sfx(struct pt_regs *ctx)		\
+{									\
+	__u64 bp;							\
+									\
+	return event(ctx, sw_uframe_sp(ctx, &bp), 0, 1, mode);		\
 }
 
 #define GS_PROGRAMS(sfx, event, mode)					\

@@ -94,6 +94,13 @@ SEC("kprobe") int sm_uprobe##sfx(struct pt_regs *ctx)			\
 {									\
 	return sm_event(ctx, 0, 0, 0, emit);				\
 }									\
+/* %rbp still the caller's: its return address by its uframes rule */	\
+SEC("kprobe") int sm_uprobe_shift##sfx(struct pt_regs *ctx)		\
+{									\
+	__u64 bp;							\
+									\
+	return sm_event(ctx, sw_uframe_sp(ctx, &bp), 0, 1, emit);	\
+}									\
 SEC("tracepoint") int sm_tp##sfx(void *ctx)				\
 {									\
 	return sm_event(ctx, 0, 0, 0, emit);				\

@@ -22,6 +22,22 @@
 /* threads of a -- COMMAND tracked at once: no option sizes the follow map */
 #define SW_FOLLOW_MAX		65536
 
+/*
+ * A uprobe inside a function whose %rbp chain does not reach its caller
+ * there (a frameless function, or one that has not set %rbp up yet): its
+ * CFI row at the probe puts the return address, and maybe the caller's
+ * saved %rbp, at fixed offsets from %rsp.  The frontend reads them and
+ * keeps them in array map "uframes" (value __u32, 0: no rule), indexed by
+ * the probe's offset in its page, the part of its address no load
+ * address changes; the walkers without CFI take the caller from there.
+ */
+#define SW_UFRAME_PAGE		0xfffu	/* index: address & this */
+#define SW_UFRAMES		(SW_UFRAME_PAGE + 1)
+#define SW_UFRAME_RA(v)		((v) & 0xfffu)	/* return address at sp + this */
+#define SW_UFRAME_BP(v)		(((v) >> 12) & 0xfffu) /* caller's %rbp at sp + this */
+#define SW_UFRAME_BP_SAVED	(1u << 24)	/* else %rbp is still the caller's */
+#define SW_UFRAME_RULE		(1u << 25)	/* set in every rule */
+
 /* sw_config.flags */
 #define SW_CFG_KSTACK		(1u << 0)	/* record kernel frames */
 #define SW_CFG_USTACK		(1u << 1)	/* record user frames */

@@ -90,13 +90,21 @@ void explain_print(FILE *out, const struct sw_event *ev,
 			how->entry ? (kernel ? "kprobe" : "uprobe") : "probe");
 		i = 1;
 	}
-	if (how->entry && n > 1) {
-		fprintf(out, "%sat a function's first instruction it has not "
-			"pushed %%rbp yet: the return\n%saddress into its caller "
-			"is on top of the stack, and %%rbp is still the caller's\n",
-			pfx, pfx);
-		fprintf(out, "%s  [%%rsp = %llx] = %llx %s\n", pfx,
-			(unsigned long long)x->sp, (unsigned long long)x->ret[1],
+	/* sp: where the walk read the caller (a USDT probe's uframes rule) */
+	if ((how->entry || x->sp) && n > 1) {
+		if (how->entry)
+			fprintf(out, "%sat a function's first instruction it has "
+				"not pushed %%rbp yet: the return\n%saddress into "
+				"its caller is on top of the stack, and %%rbp is "
+				"still the caller's\n", pfx, pfx);
+		else
+			fprintf(out, "%sthe function keeps no %%rbp frame here: "
+				"its CFI row at the probe puts\n%sthe return "
+				"address into its caller at CFA-8, CFA an offset "
+				"from %%rsp\n", pfx, pfx);
+		fprintf(out, "%s  [%s = %llx] = %llx %s\n", pfx,
+			how->entry ? "%rsp" : "CFA-8", (unsigned long long)x->sp,
+			(unsigned long long)x->ret[1],
 			what(sym, kernel, tgid, x->ret[1], true, &a));
 		i = 2;
 	}

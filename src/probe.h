@@ -41,6 +41,8 @@ enum sw_role {
 	SW_ROLE_TRACEPOINT,
 	SW_ROLE_UENTRY,		/* user function entry: caller at *sp */
 	SW_ROLE_UINSIDE,	/* USDT: inside a function */
+	/* the same where the %rbp chain misses the caller: by its uframe */
+	SW_ROLE_USHIFT,
 };
 
 /*
@@ -72,6 +74,13 @@ struct sw_target {
 	 */
 	enum insn_verdict refused;
 	int attach_err;		/* -errno the kernel refused it with, 0: attached */
+	/*
+	 * SW_ROLE_UINSIDE: where its caller is, by its CFI, when the %rbp
+	 * chain misses it (uframe.h; 0: it does not, or nothing tells),
+	 * and the key of that rule.
+	 */
+	__u32 uframe, uframe_key;
+	bool uframe_read, uframe_clash;
 };
 
 struct sw_targets {

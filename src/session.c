@@ -21,6 +21,7 @@
 #include "procs.h"
 #include "sideband.h"
 #include "symbolize.h"
+#include "uframe.h"
 #include "output.h"
 #include "untrusted.h"
 #include "version.h"
@@ -643,6 +644,9 @@ static int open_walker(struct session *s, __u64 *need)
 	int e;
 
 	for (;;) {
+		/* the callers the %rbp chain misses, for a walker without CFI */
+		if (d->uframes != SW_UFRAMES_NONE && s->wo.ustack)
+			uframe_rules(&s->targets);
 		if (refuse && !strcmp(refuse, d->name))
 			e = -EACCES;
 		else

@@ -45,11 +45,36 @@ void walker_want(struct walker *w, struct bpf_program *p, bool on)
 		w->missing = true;
 }
 
+/* Whether tg's program takes its caller by its uframes rule. */
+static bool shifts(const struct walker *w, const struct sw_target *tg)
+{
+	if (!tg->uframe || !w->o.ustack)
+		return false;
+	return w->d->uframes == SW_UFRAMES_ALL ||
+	       (w->d->uframes == SW_UFRAMES_RBP_KEPT &&
+		!(tg->uframe & SW_UFRAME_BP_SAVED));
+}
+
 /* The program tg needs. */
 static struct bpf_program *target_prog(const struct walker *w,
 				       const struct sw_target *tg)
 {
-	return w->d->prog(w, tg->role, reads_ucaller(w, tg));
+	return w->d->prog(w, shifts(w, tg) ? SW_ROLE_USHIFT : tg->role,
+			  reads_ucaller(w, tg));
+}
+
+/* The uframes rules of the targets that take them, at their keys. */
+static int fill_uframes(const struct walker *w, const struct sw_targets *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct sw_target *tg = &t->v[i];
+
+		if (shifts(w, tg) &&
+		    bpf_map_update_elem(bpf_map__fd(w->uframes), &tg->uframe_key,
+					&tg->uframe, BPF_ANY))
+			return -errno;
+	}
+	return 0;
 }
 
 static bool fork_hook_tracepoint(const struct sw_features *f)
@@ -147,6 +172,10 @@ static void choose_programs(struct walker *w, const struct sw_targets *t,
 	}
 	/* what this run does not use, an old kernel may not even have */
 	bpf_map__set_autocreate(w->events, events);
+	bpf_map__set_autocreate(w->uframes, false);
+	for (size_t i = 0; i < t->n; i++)
+		if (shifts(w, &t->v[i]))
+			bpf_map__set_autocreate(w->uframes, true);
 	for (int i = 0; i < w->ncounts; i++)
 		bpf_map__set_autocreate(w->counts[i], counting);
 	if (w->d->choose)
@@ -415,6 +444,8 @@ int walker_open(struct walker **out, const struct sw_features *f,
 		c.fork_child_off = off;
 	}
 	err = configure(w, &c);
+	if (!err)
+		err = fill_uframes(w, t);
 	if (err)
 		goto fail;
 	*out = w;
@@ -542,6 +573,7 @@ static bool same_link(const struct walker *w, const struct sw_target *a,
 {
 	return a->spec.pid == b->spec.pid && a->role == b->role &&
 	       reads_ucaller(w, a) == reads_ucaller(w, b) &&
+	       shifts(w, a) == shifts(w, b) &&
 	       !strcmp(a->spec.path, b->spec.path) &&
 	       !a->spec.ref_ctr_off == !b->spec.ref_ctr_off;
 }

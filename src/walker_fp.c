@@ -106,6 +106,8 @@ static struct bpf_program *fp_prog(const struct walker *w, enum sw_role role,
 		       k == SINK_COUNT ? s->progs.fp_tp_k : NULL;
 	case SW_ROLE_UENTRY:
 		return FP_BY_SINK(w, s, fp_uprobe_entry);
+	case SW_ROLE_USHIFT:
+		return FP_BY_SINK(w, s, fp_uprobe_shift);
 	default:
 		return FP_BY_SINK(w, s, fp_uprobe);
 	}
@@ -211,6 +213,7 @@ static void fp_key_frames(struct walker *w, const void *key, bool counted,
 const struct walker_desc walker_fp = {
 	.kind = SW_WALKER_FP,
 	.name = "fp",
+	.uframes = SW_UFRAMES_ALL,
 	.tail_calls = true,
 	.refuse = fp_refuse,
 	.why = fp_why,

@@ -81,6 +81,8 @@ static struct bpf_program *gs_prog(const struct walker *w, enum sw_role role,
 		return WALKER_GS_PROG(w, s, gs_kprobe);
 	case SW_ROLE_TRACEPOINT:
 		return WALKER_GS_PROG(w, s, gs_tp);
+	case SW_ROLE_USHIFT:
+		return WALKER_GS_PROG(w, s, gs_uprobe_shift);
 	default:
 		return uentry ? WALKER_GS_PROG(w, s, gs_uprobe_entry) :
 				WALKER_GS_PROG(w, s, gs_uprobe);
@@ -204,6 +206,7 @@ void walker_getstack_key_frames(struct walker *w, const void *key, bool counted,
 const struct walker_desc walker_getstack = {
 	.kind = SW_WALKER_GETSTACK,
 	.name = "getstack",
+	.uframes = SW_UFRAMES_RBP_KEPT,
 	.refuse = gs_refuse,
 	.why = gs_why,
 	.open = gs_open,

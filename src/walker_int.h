@@ -83,6 +83,7 @@ struct walker {
 	/* its uprobe callers and walks loaded for uprobe_multi links */
 	bool multi_typed;
 	/* every walker's object has the fork-following programs */
+	struct bpf_map *uframes;	/* see SW_UFRAMES */
 	struct bpf_program *fork_tp, *exit_tp, *fork_kretprobe, *exit_kprobe;
 	struct perf_buffer *pb;
 	struct tracepipe *tp;
@@ -116,6 +117,7 @@ struct walker {
 	(w)->lost = (s)->maps.lost;				\
 	(w)->follow = (s)->maps.follow;				\
 	(w)->events = (s)->maps.events;				\
+	(w)->uframes = (s)->maps.uframes;			\
 	(w)->fork_tp = (s)->progs.sw_fork_tp;			\
 	(w)->exit_tp = (s)->progs.sw_exit_tp;			\
 	(w)->fork_kretprobe = (s)->progs.sw_fork_kretprobe;	\

@@ -55,6 +55,8 @@ static struct bpf_program *sm_prog(const struct walker *w, enum sw_role role,
 		return SM_PROG(w, s, sm_kprobe);
 	case SW_ROLE_TRACEPOINT:
 		return SM_PROG(w, s, sm_tp);
+	case SW_ROLE_USHIFT:
+		return SM_PROG(w, s, sm_uprobe_shift);
 	default:
 		return uentry ? SM_PROG(w, s, sm_uprobe_entry) :
 				SM_PROG(w, s, sm_uprobe);
@@ -100,6 +102,7 @@ static void sm_key_frames(struct walker *w, const void *key, bool counted,
 const struct walker_desc walker_stackmap = {
 	.kind = SW_WALKER_STACKMAP,
 	.name = "stackmap",
+	.uframes = SW_UFRAMES_RBP_KEPT,
 	.refuse = sm_refuse,
 	.why = sm_why,
 	.open = sm_open,

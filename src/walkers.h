@@ -43,6 +43,12 @@ struct walker_desc {
 	/* ... and all can be loaded for uprobe_multi links (choose_multi) */
 	bool multi_tails;
 	/*
+	 * Which uframes rules (uframe.h) its SW_ROLE_USHIFT programs take:
+	 * none (it has CFI of its own), those that leave %rbp the caller's
+	 * (the kernel's unwinder walks on from %rbp), or all.
+	 */
+	enum { SW_UFRAMES_NONE, SW_UFRAMES_RBP_KEPT, SW_UFRAMES_ALL } uframes;
+	/*
 	 * Why it cannot run here for n, as the whole error line (without the
 	 * tool's name) into msg; false if it can.  n NULL: in general.
 	 */

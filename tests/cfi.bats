@@ -66,15 +66,15 @@ cfipaths_folded() {
 
 # ---- the workload and the judge, without the cfi walker ----
 
-# gdb --names stacks of cfipaths at $1, names only, counted; main's caller
-# named as with libc's debug file or without
+# gdb --names stacks of cfipaths (arguments $2...) at $1, names only,
+# counted; main's caller named as with libc's debug file or without
 gdb_names() {
-	"$GDB_BT" --names "$1" -- "$W/cfipaths" 2> "$BATS_TEST_TMPDIR/gdb.err" |
+	"$GDB_BT" --names "$1" -- "$W/cfipaths" "${@:2}" 2> "$BATS_TEST_TMPDIR/gdb.err" |
 		sed -E 's/(^| )[0-9a-f]+:/\1/g; s/ \?\?@libc\.so\.6$/ __libc_start_call_main/' |
 		sort | uniq -c
 }
 
-@test "gdb: cfipaths makes exactly the stacks it says, at each of its three probes" {
+@test "gdb: cfipaths makes exactly the stacks it says, at each of its probes" {
 	diff -u - <(gdb_names '-probe-stap cfipaths:frameless') <<'EOF'
       1 frameless leaf_a main __libc_start_call_main
       2 frameless leaf_b main __libc_start_call_main
@@ -87,13 +87,32 @@ EOF
       5 syscall sys_a main __libc_start_call_main
       6 syscall sys_b main __libc_start_call_main
 EOF
+	diff -u - <(gdb_names '-probe-stap cfipaths:rbpsaved' rbp) <<'EOF'
+      1 rbp_saved saved_a main __libc_start_call_main
+      2 rbp_saved saved_b main __libc_start_call_main
+EOF
 }
 
-# What the cfi walker is for: at the frameless function's probe and in
-# syscall(), a frame-pointer walk goes straight to main, merging both
-# chains (at entered's first instruction the walkers add the caller).
-@test "fp: cfipaths' frameless probe and syscall() lose the caller a CFI walk finds" {
-	cfipaths_folded fp "u:$W/cfipaths:frameless" <<<"cfipaths;[unknown];main;frameless 3"
+# What the cfi walker is for: in syscall(), a frame-pointer walk goes
+# straight to main, merging both chains.  At a USDT probe, whose address
+# is known before it fires, the walkers without CFI of their own take the
+# caller where the probe's CFI row says (src/uframe.c): in frameless()
+# every walker, where rbp_saved() has saved %rbp and cleared it only fp,
+# which reads it back; the kernel's unwinder starts from the cleared %rbp.
+@test "fp, getstack, stackmap: a USDT probe's caller from its CFI row; syscall() loses it" {
+	for w in fp getstack stackmap; do
+		cfipaths_folded $w "u:$W/cfipaths:frameless" <<'EOF'
+cfipaths;[unknown];main;leaf_a;frameless 1
+cfipaths;[unknown];main;leaf_b;frameless 2
+EOF
+	done
+	cfipaths_folded fp "u:$W/cfipaths:rbpsaved" rbp <<'EOF'
+cfipaths;[unknown];main;saved_a;rbp_saved 1
+cfipaths;[unknown];main;saved_b;rbp_saved 2
+EOF
+	for w in getstack stackmap; do
+		cfipaths_folded $w "u:$W/cfipaths:rbpsaved" rbp <<<"cfipaths;rbp_saved 3"
+	done
 	cfipaths_folded fp t:syscalls:sys_enter_getppid <<<"cfipaths;[unknown];main;syscall 11"
 }
 

@@ -357,6 +357,21 @@ uprobe_endbr_exact() {	# WALKER: a function starting with endbr64
 	{ expected_work guarded via_c via_d; printf '\nDetaching...\n'; } | expect /tmp/e.$1.m
 }
 
+# WALKER: a USDT probe's caller from its CFI row (src/uframe.c), where
+# the %rbp chain skips it: in frameless() for every walker, and for fp,
+# which reads the saved %rbp back, in rbp_saved(), which cleared it
+usdt_frameless() {
+	sc /tmp/f.$1 -f -U --walker $1 u:./cfipaths:frameless -- ./cfipaths || return 1
+	sed -nE 's/^cfipaths;(.*;)?main;/cfipaths;...;main;/p' /tmp/f.$1 | sort > /tmp/f.m
+	printf '%s\n' 'cfipaths;...;main;leaf_a;frameless 1' 'cfipaths;...;main;leaf_b;frameless 2' |
+		expect /tmp/f.m || return 1
+	[ $1 = fp ] || return 0
+	sc /tmp/f.$1 -f -U --walker $1 u:./cfipaths:rbpsaved -- ./cfipaths rbp || return 1
+	sed -nE 's/^cfipaths;(.*;)?main;/cfipaths;...;main;/p' /tmp/f.$1 | sort > /tmp/f.m
+	printf '%s\n' 'cfipaths;...;main;saved_a;rbp_saved 1' 'cfipaths;...;main;saved_b;rbp_saved 2' |
+		expect /tmp/f.m
+}
+
 usdt_semaphore() {	# tock fires only while the tool holds its semaphore
 	sc /tmp/u.out -f -U 'u:./usdt:t*' -- ./usdt 3 || return 1
 	sed -E 's/^usdt;.*;main;/usdt;...;main;/' /tmp/u.out | sort > /tmp/u.m
@@ -771,6 +786,8 @@ if ge 4 3; then
 	for w in $UWALKERS; do
 		t "uprobe, $w: exact stacks, the caller at entry kept" uprobe_exact $w
 		t "uprobe, $w: a function that starts with endbr64" uprobe_endbr_exact $w
+		[ $w = cfi ] ||
+			t "USDT, $w: the caller the %rbp chain skips, from the probe's CFI row" usdt_frameless $w
 	done
 	t "USDT: exact counts, the semaphore set" usdt_semaphore
 else

@@ -26,6 +26,13 @@
  *   u:cfipaths:lowcfa   low_cfa: its CFI puts the CFA at %rsp itself,
  *                       below where its return address is
  *
+ * `cfipaths rbp`: instead, a USDT probe where the function has saved the
+ * caller's %rbp and cleared it, as code built without frame pointers may
+ * use it for anything:
+ *
+ *   u:cfipaths:rbpsaved    rbp_saved <- saved_a <- main   1 time
+ *                          rbp_saved <- saved_b <- main   2 times
+ *
  * `cfipaths fork`: the same, once in a child of fork (no exec) and then,
  * once the child has ended, once in its parent: each path with
  * in_child or in_parent between it and main.
@@ -102,6 +109,21 @@ __asm__(".text\n.globl low_cfa\n.type low_cfa, @function\nlow_cfa:\n"
 	".size low_cfa, .-low_cfa\n");
 void low_cfa(void);
 
+__asm__(".text\n.globl rbp_saved\n.type rbp_saved, @function\nrbp_saved:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_rel_offset %rbp, 0\n"
+	"	xor %ebp, %ebp\n"
+	STAP_PROBE_ASM(cfipaths, rbpsaved, )
+	"	pop %rbp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.cfi_restore %rbp\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size rbp_saved, .-rbp_saved\n");
+void rbp_saved(void);
+
 volatile int sink;
 
 NOINLINE void entered(void)
@@ -117,6 +139,16 @@ NOINLINE void leaf_a(void)
 NOINLINE void leaf_b(void)
 {
 	frameless();
+}
+
+NOINLINE void saved_a(void)
+{
+	rbp_saved();
+}
+
+NOINLINE void saved_b(void)
+{
+	rbp_saved();
 }
 
 NOINLINE void entry_a(void)
@@ -194,6 +226,12 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "cut")) {
 		rbx_cfa();
 		low_cfa();
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "rbp")) {
+		saved_a();
+		for (int i = 0; i < 2; i++)
+			saved_b();
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "race"))
