@@ -92,6 +92,13 @@ static void report_cut(struct session *s)
 			"be read through its process, which had ended before the "
 			"kernel's record of its mapping was read\n", s->o.tool,
 			(unsigned long long)c.gone, c.gone == 1 ? " is" : "s are");
+	if (c.vdso_unchecked)
+		fprintf(stderr, "%s: %llu frame%s in the vDSO of processes that "
+			"ended before their copy of it could be compared with the "
+			"kernel's %s named from the kernel's\n", s->o.tool,
+			(unsigned long long)c.vdso_unchecked,
+			c.vdso_unchecked == 1 ? "" : "s",
+			c.vdso_unchecked == 1 ? "is" : "are");
 	if (!c.files && !c.perfmaps)
 		return;
 	if (c.files)

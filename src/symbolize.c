@@ -97,9 +97,12 @@ struct symbolizer {
 	size_t vdso_len;
 	struct elf_file *vdso_ef;
 	bool vdso_read;
-	/* processes whose vDSO was the kernel's when it was mapped, sorted */
-	uint32_t *vdso_ok;
-	size_t nr_vdso_ok, cap_vdso_ok;
+	/*
+	 * processes whose vDSO was the kernel's when it was mapped, and
+	 * those whose was not, sorted
+	 */
+	struct tgid_set { uint32_t *v; size_t n, cap; } vdso_ok, vdso_bad;
+	uint64_t frames_vdso_unchecked;	/* see symbolizer_cut */
 };
 
 int symbolizer_new(struct symbolizer **out, struct procs *procs)
@@ -159,7 +162,8 @@ void symbolizer_free(struct symbolizer *s)
 		elf_file_free(files[i].ef);
 	free(files);
 	free(s->vdso);
-	free(s->vdso_ok);
+	free(s->vdso_ok.v);
+	free(s->vdso_bad.v);
 	elf_file_free(s->vdso_ef);
 	ksyms_free(s->ksyms);
 	demangler_free(s->dm);
@@ -207,6 +211,7 @@ void symbolizer_cut(const struct symbolizer *s, struct symbolizer_cut *c)
 	c->perfmaps = perfmaps_nr_cut(s->jit);
 	c->frames = s->frames_cut;
 	c->gone = s->frames_gone;
+	c->vdso_unchecked = s->frames_vdso_unchecked;
 }
 
 /*
@@ -403,15 +408,15 @@ int symbolizer_add_file(struct symbolizer *s, const char *path)
 	return 0;
 }
 
-/* Where tgid is, or would go, in the sorted vdso_ok. */
-static size_t vdso_ok_at(const struct symbolizer *s, uint32_t tgid)
+/* Where tgid is, or would go, in the sorted set. */
+static size_t tgid_at(const struct tgid_set *set, uint32_t tgid)
 {
-	size_t lo = 0, hi = s->nr_vdso_ok;
+	size_t lo = 0, hi = set->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->vdso_ok[mid] < tgid)
+		if (set->v[mid] < tgid)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -419,9 +424,34 @@ static size_t vdso_ok_at(const struct symbolizer *s, uint32_t tgid)
 	return lo;
 }
 
-/* Whether tgid's vDSO, now, is the kernel's: its bytes are ours. */
-static bool vdso_kernels(struct symbolizer *s, uint32_t tgid,
-			 const struct proc_map *m)
+static bool tgid_has(const struct tgid_set *set, uint32_t tgid)
+{
+	size_t i = tgid_at(set, tgid);
+
+	return i < set->n && set->v[i] == tgid;
+}
+
+/* tgid in the set (on), or not; out of memory leaves it out. */
+static void tgid_put(struct tgid_set *set, uint32_t tgid, bool on)
+{
+	size_t i = tgid_at(set, tgid);
+	bool have = i < set->n && set->v[i] == tgid;
+
+	if (have && !on)
+		memmove(&set->v[i], &set->v[i + 1], (--set->n - i) * sizeof(*set->v));
+	if (have || !on || VEC_GROW(set->v, set->n, set->cap, 64))
+		return;
+	memmove(&set->v[i + 1], &set->v[i], (set->n - i) * sizeof(*set->v));
+	set->v[i] = tgid;
+	set->n++;
+}
+
+/*
+ * Whether tgid's vDSO, now, is the kernel's: 1 its bytes are ours, 0 they
+ * are not, -1 nothing tells (the process has ended, or we have no vDSO).
+ */
+static int vdso_kernels(struct symbolizer *s, uint32_t tgid,
+			const struct proc_map *m)
 {
 	uint8_t *mem, *copy;
 	bool same;
@@ -436,9 +466,12 @@ static bool vdso_kernels(struct symbolizer *s, uint32_t tgid,
 				s->vdso_ef = NULL;
 		}
 	}
-	if (!s->vdso_ef || m->end - m->start != s->vdso_len ||
-	    procs_read_mem(tgid, m->start, s->vdso_len, &mem))
-		return false;
+	if (!s->vdso_ef)
+		return -1;
+	if (m->end - m->start != s->vdso_len)
+		return 0;
+	if (procs_read_mem(tgid, m->start, s->vdso_len, &mem))
+		return -1;
 	same = !memcmp(mem, s->vdso, s->vdso_len);
 	free(mem);
 	return same;
@@ -448,17 +481,28 @@ static bool vdso_kernels(struct symbolizer *s, uint32_t tgid,
  * The vDSO has no file, but a process's is the kernel's own, as this
  * process has it, unless the process rewrote it: compared while it lives,
  * else as it was when mapped (symbolizer_prefetch); named from ours only
- * if equal.
+ * if equal.  A process that ended before its vDSO could be compared at
+ * all (a short one, whose mapping was read after its end) is named from
+ * ours too, where the sizes agree, and the frames are counted, as
+ * unchecked.
  */
 static struct elf_file *vdso_elf(struct symbolizer *s, uint32_t tgid,
 				 const struct proc_map *m)
 {
-	size_t i;
+	int same;
 
-	if (procs_alive(s->procs, tgid))
-		return vdso_kernels(s, tgid, m) ? s->vdso_ef : NULL;
-	i = vdso_ok_at(s, tgid);
-	return i < s->nr_vdso_ok && s->vdso_ok[i] == tgid ? s->vdso_ef : NULL;
+	if (procs_alive(s->procs, tgid)) {
+		same = vdso_kernels(s, tgid, m);
+		if (same >= 0)
+			return same ? s->vdso_ef : NULL;
+	}
+	if (tgid_has(&s->vdso_ok, tgid))
+		return s->vdso_ef;
+	if (tgid_has(&s->vdso_bad, tgid) || !s->vdso_ef ||
+	    m->end - m->start != s->vdso_len)
+		return NULL;
+	s->frames_vdso_unchecked++;
+	return s->vdso_ef;
 }
 
 /*
@@ -480,21 +524,12 @@ static const struct elf_sym *vdso_alias(const struct elf_file *ef,
 static void vdso_mapped(struct symbolizer *s, uint32_t tgid,
 			const struct proc_map *m)
 {
-	size_t i = vdso_ok_at(s, tgid);
-	bool have = i < s->nr_vdso_ok && s->vdso_ok[i] == tgid;
+	int same = vdso_kernels(s, tgid, m);
 
-	if (!vdso_kernels(s, tgid, m)) {
-		if (have)
-			memmove(&s->vdso_ok[i], &s->vdso_ok[i + 1],
-				(--s->nr_vdso_ok - i) * sizeof(*s->vdso_ok));
+	if (same < 0)
 		return;
-	}
-	if (have || VEC_GROW(s->vdso_ok, s->nr_vdso_ok, s->cap_vdso_ok, 64))
-		return;
-	memmove(&s->vdso_ok[i + 1], &s->vdso_ok[i],
-		(s->nr_vdso_ok - i) * sizeof(*s->vdso_ok));
-	s->vdso_ok[i] = tgid;
-	s->nr_vdso_ok++;
+	tgid_put(&s->vdso_ok, tgid, same);
+	tgid_put(&s->vdso_bad, tgid, !same);
 }
 
 static bool is_file(const char *path);

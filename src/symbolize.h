@@ -89,6 +89,11 @@ struct symbolizer_cut {
 	 * could only be read through a process that had ended by then
 	 */
 	uint64_t gone;
+	/*
+	 * frames named from the kernel's vDSO in a process that ended
+	 * before its own copy could be compared with it
+	 */
+	uint64_t vdso_unchecked;
 };
 void symbolizer_cut(const struct symbolizer *s, struct symbolizer_cut *c);
 /* C++ and Rust names demangled (the default), or kept as in the file. */
