@@ -541,8 +541,8 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	if (f->task_pid_off)
 		fprintf(out, "%-34s +%u (BTF)\n", "task_struct.pid", f->task_pid_off);
 	else
-		fprintf(out, "%-34s unknown (no BTF): children followed by "
-			"sched_process_fork's perf event\n", "task_struct.pid");
+		fprintf(out, "%-34s unknown (no BTF): forks seen through perf "
+			"events\n", "task_struct.pid");
 	if (f->task_stack_off)
 		fprintf(out, "%-34s +%u (BTF)\n", "task_struct.stack", f->task_stack_off);
 	else
