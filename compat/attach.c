@@ -131,25 +131,37 @@ void attach_remove(const struct sw_features *f, struct sw_attachment *a)
 }
 
 /*
- * BPF_LINK_CREATE for uprobe_multi (6.6), laid out as the kernel's union
- * bpf_attr has it: Debian 12's headers and libbpf 1.1 predate it.  The
- * kernel takes a shorter attr as zero-extended.
+ * BPF_LINK_CREATE for uprobe_multi (6.6) and kprobe_multi (5.18), laid
+ * out as the kernel's union bpf_attr has them: Debian 12's headers and
+ * libbpf 1.1 predate the first.  The kernel takes a shorter attr as
+ * zero-extended.
  */
-struct multi_attr {
+struct umulti_attr {
 	__u32 prog_fd, target_fd, attach_type, flags;
 	__aligned_u64 path, offsets, ref_ctr_offsets, cookies;
 	__u32 cnt, flags2, pid;
 };
 
+struct kmulti_attr {
+	__u32 prog_fd, target_fd, attach_type, flags;
+	__u32 flags2, cnt;
+	__aligned_u64 syms, addrs, cookies;
+};
+
 int attach_link_multi(int prog_fd, const struct sw_multi *m)
 {
-	struct multi_attr a = {
+	struct umulti_attr u = {
 		.prog_fd = prog_fd, .attach_type = SW_TRACE_UPROBE_MULTI,
 		.path = (uintptr_t)m->path, .offsets = (uintptr_t)m->offsets,
 		.ref_ctr_offsets = (uintptr_t)m->ref_ctr_offs, .cnt = m->n,
 		.pid = m->pid,
 	};
-	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	struct kmulti_attr k = {
+		.prog_fd = prog_fd, .attach_type = SW_TRACE_KPROBE_MULTI,
+		.cnt = m->n, .syms = (uintptr_t)m->syms,
+	};
+	int fd = m->syms ? syscall(__NR_bpf, BPF_LINK_CREATE, &k, sizeof(k)) :
+			   syscall(__NR_bpf, BPF_LINK_CREATE, &u, sizeof(u));
 
 	return fd < 0 ? -errno : fd;
 }

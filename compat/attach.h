@@ -47,22 +47,32 @@ int attach_probe(const struct sw_features *f, int prog_fd,
 void attach_remove(const struct sw_features *f, struct sw_attachment *a);
 
 /*
- * Uprobes in one file that one BPF link attaches at once (uprobe_multi,
- * 6.6): one link costs one open and one close, where a perf event a probe
- * costs a close each, and closing is what is slow.
+ * Uprobes in one file (uprobe_multi, 6.6), or kernel functions' entries
+ * (kprobe_multi, 5.18, on kernels with fprobe), that one BPF link
+ * attaches at once: one link costs one open and one close, where a perf
+ * event a probe costs a close each, and closing is what is slow.
  */
-#define SW_TRACE_UPROBE_MULTI	48	/* enum bpf_attach_type */
+#define SW_TRACE_KPROBE_MULTI	42	/* enum bpf_attach_type */
+#define SW_TRACE_UPROBE_MULTI	48
 
 struct sw_multi {
 	size_t n;
-	const char *path;
+	const char *path;		/* uprobes: their file */
 	unsigned long *offsets;
 	unsigned long *ref_ctr_offs;	/* or NULL */
 	int pid;			/* only this process (0: all) */
+	const char **syms;		/* else kprobes: their functions */
 };
 
-/* A link fd, or -errno; the program must be loaded for the link's type. */
+/*
+ * A link fd, or -errno; the program must be loaded for the link's type
+ * (attach_multi_type).
+ */
 int attach_link_multi(int prog_fd, const struct sw_multi *m);
+static inline int attach_multi_type(enum sw_probe_kind k)
+{
+	return k == SW_PROBE_KPROBE ? SW_TRACE_KPROBE_MULTI : SW_TRACE_UPROBE_MULTI;
+}
 /* The kernel refuses the whole link if it refuses one probe of it. */
 int attach_multi_probes(int prog_fd, const struct sw_multi *m,
 		    struct sw_attachment *a);

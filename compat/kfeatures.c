@@ -89,22 +89,27 @@ static void btf_offsets(struct sw_features *f)
 }
 
 /*
- * Whether uprobe_multi links exist: the kernel looks at the file only once
- * it knows the attach type, so a directory fails otherwise (EBADF) than an
- * unknown type (EINVAL).  Nothing is attached.
+ * Whether a kind of multi-probe link exists: the kernel looks at the
+ * probes only once it knows the attach type, so a directory's uprobes or
+ * a function of no name fail otherwise (EBADF, ENOENT or ESRCH) than an
+ * unknown type (EINVAL) or a kernel without fprobe (EOPNOTSUPP).
+ * Nothing is attached.
  */
-static bool probe_uprobe_multi(void)
+static bool probe_multi(enum sw_probe_kind kind)
 {
 	struct bpf_insn ret0[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
-		    .expected_attach_type = SW_TRACE_UPROBE_MULTI);
+		    .expected_attach_type = attach_multi_type(kind));
 	unsigned long off = 0;
+	const char *none = "";
 	struct sw_multi m = { .n = 1, .path = "/", .offsets = &off };
 	int prog, link;
 
+	if (kind == SW_PROBE_KPROBE)
+		m.syms = &none;
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", ret0, 2, &o);
 	if (prog < 0)
 		return false;
@@ -112,7 +117,8 @@ static bool probe_uprobe_multi(void)
 	if (link >= 0)
 		close(link);
 	close(prog);
-	return link >= 0 || (link != -EINVAL && link != -EOPNOTSUPP);
+	return link >= 0 || (link != -EINVAL && link != -EOPNOTSUPP &&
+			     link != -SW_ENOTSUPP);
 }
 
 /* "/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset": config:32-63 */
@@ -346,8 +352,16 @@ static void mask_to(struct sw_features *f, __u32 v)
 		f->map_big_keys = false;
 	if (v < SW_KVERSION(5, 17, 0))
 		f->helper_find_vma = false;
+	if (v < SW_KVERSION(5, 18, 0))
+		f->link_kprobe_multi = false;
 	if (v < SW_KVERSION(6, 6, 0))
 		f->link_uprobe_multi = false;
+}
+
+void kfeatures_force_no_links(struct sw_features *f)
+{
+	f->link_kprobe_multi = f->link_uprobe_multi = false;
+	f->no_links_forced = true;
 }
 
 void kfeatures_force_no_find_vma(struct sw_features *f)
@@ -445,7 +459,8 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 	f->map_big_keys = probe_big_keys();
 	f->map_mmap = probe_map_mmap();
 	if (f->prog_kprobe) {
-		f->link_uprobe_multi = probe_uprobe_multi();
+		f->link_uprobe_multi = probe_multi(SW_PROBE_UPROBE);
+		f->link_kprobe_multi = probe_multi(SW_PROBE_KPROBE);
 	}
 
 	if (!read_int("/proc/sys/kernel/perf_event_max_stack", &v) && v > 0)
@@ -520,7 +535,12 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "kprobe PMU (4.17)", yes(f->pmu_kprobe));
 	fprintf(out, "%-34s %s\n", "uprobe PMU (4.17)", yes(f->pmu_uprobe));
 	fprintf(out, "%-34s %s\n", "USDT semaphores by kernel (4.20)", yes(f->uprobe_ref_ctr));
-	fprintf(out, "%-34s %s\n", "uprobe_multi links (6.6)", yes(f->link_uprobe_multi));
+	fprintf(out, "%-34s %s%s\n", "kprobe_multi links (5.18)",
+		yes(f->link_kprobe_multi), f->no_links_forced ?
+		" (STACKWALK_NO_LINKS=1)" : "");
+	fprintf(out, "%-34s %s%s\n", "uprobe_multi links (6.6)",
+		yes(f->link_uprobe_multi), f->no_links_forced ?
+		" (STACKWALK_NO_LINKS=1)" : "");
 	fprintf(out, "%-34s %s\n", "tracefs", f->tracefs[0] ? f->tracefs :
 		"not mounted (mounted when tracing starts)");
 	fprintf(out, "%-34s %s (%s)\n", "kernel unwinder", unw[f->unwinder], f->unwinder_why);

@@ -48,11 +48,11 @@ struct sw_features {
 	bool pmu_kprobe, pmu_uprobe; /* attachable without tracefs (4.17) */
 	bool uprobe_ref_ctr;	/* the kernel bumps USDT semaphores (4.20) */
 	/*
-	 * One BPF link attaches many uprobes: see struct sw_multi.  Not so
-	 * kprobe_multi (5.18): no kernel of the test matrix has the fprobe it
-	 * needs, so whether its stacks equal a kprobe's is unproven.
+	 * One BPF link attaches many uprobes, or many kernel functions'
+	 * entries (where the kernel has fprobe): see struct sw_multi.
 	 */
-	bool link_uprobe_multi;
+	bool link_uprobe_multi, link_kprobe_multi;
+	bool no_links_forced;	/* STACKWALK_NO_LINKS=1 cleared both */
 	int kprobe_pmu_type, uprobe_pmu_type;
 	int uprobe_ref_ctr_shift;
 
@@ -107,6 +107,8 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 int kfeatures_prepare(struct sw_features *f);
 /* Behave as if hash keys were limited to 512 bytes (4.18-5.10). */
 void kfeatures_force_small_keys(struct sw_features *f);
+/* Attach every probe alone, as before multi-probe links. */
+void kfeatures_force_no_links(struct sw_features *f);
 /* Walk as if bpf_find_vma were missing (4.18-5.16). */
 void kfeatures_force_no_find_vma(struct sw_features *f);
 /* Keep each walk's state per thread (true) or per CPU, whatever the kernel. */

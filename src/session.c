@@ -732,6 +732,8 @@ int session_start(struct session *s)
 		kfeatures_force_small_keys(&s->f);
 	if (s->o.no_find_vma)
 		kfeatures_force_no_find_vma(&s->f);
+	if (s->o.no_links)
+		kfeatures_force_no_links(&s->f);
 	if (s->o.walk_state)
 		kfeatures_force_walk_state(&s->f, s->o.walk_state == 2);
 	if (s->o.kernel_features) {

@@ -174,6 +174,19 @@ int session_unknown(const struct session_opts *o, int c, char **argv)
 			   argv[optind - 1], o->tool) + 1;
 }
 
+/* A 0-or-1 variable of the environment, for the tests: 0, or said. */
+static int env_flag(const char *tool, const char *name, const char *what,
+		    bool *on)
+{
+	const char *env = getenv(name);
+
+	if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
+		return session_die(tool, "%s=%s: give 1 to %s, or 0", name,
+				   env, what) + 1;
+	*on = env && !strcmp(env, "1");
+	return 0;
+}
+
 int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 {
 	const char *env = getenv("STACKWALK_LEGACY"), *t = o->tool;
@@ -183,18 +196,13 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 	    (kversion_parse(env, &o->legacy) || !legacy_in_range(o->legacy)))
 		return session_die(t, "STACKWALK_LEGACY=%s: give a release from "
 				   "4.1 to 4.5, e.g. STACKWALK_LEGACY=4.4", env) + 1;
-	env = getenv("STACKWALK_SMALL_KEYS");
-	if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
-		return session_die(t, "STACKWALK_SMALL_KEYS=%s: give 1 to count "
-				   "with hash keys of at most 512 bytes, as on "
-				   "4.18-5.10, or 0", env) + 1;
-	o->small_keys = env && !strcmp(env, "1");
-	env = getenv("STACKWALK_NO_FIND_VMA");
-	if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
-		return session_die(t, "STACKWALK_NO_FIND_VMA=%s: give 1 to walk "
-				   "as on 4.18-5.16, without bpf_find_vma, or 0",
-				   env) + 1;
-	o->no_find_vma = env && !strcmp(env, "1");
+	if (env_flag(t, "STACKWALK_SMALL_KEYS", "count with hash keys of at "
+		     "most 512 bytes, as on 4.18-5.10", &o->small_keys) ||
+	    env_flag(t, "STACKWALK_NO_FIND_VMA", "walk as on 4.18-5.16, "
+		     "without bpf_find_vma", &o->no_find_vma) ||
+	    env_flag(t, "STACKWALK_NO_LINKS", "attach every probe alone, as "
+		     "before multi-probe links", &o->no_links))
+		return 1;
 	env = getenv("STACKWALK_WALK_STATE");
 	if (env && *env && strcmp(env, "cpu") && strcmp(env, "task"))
 		return session_die(t, "STACKWALK_WALK_STATE=%s: give cpu or task "

@@ -126,29 +126,46 @@ static unsigned calib_shapes(const struct walker *w, const struct sw_targets *t)
 }
 
 /*
- * 6.6+: a walker whose programs tail-call one another takes uprobe_multi
- * links when every program that shares its tail-call maps is loaded for
- * them (the kernel keeps a tail call within one attach type): all its
- * uprobe callers and walks, when every target is a uprobe.  Its own
- * kernel probes (fork and exit on kernels without those tracepoints,
- * calibration's self-probe) stay perf events.
+ * Whether this kernel attaches probes of kind k through links.  Kernel
+ * functions' only where its unwinder is ORC: on a frame-pointer kernel
+ * the caller at a kprobe's entry is calibrated for perf kprobes, and no
+ * kernel the tests boot has both frame pointers and fprobe to show that
+ * a link's entry looks the same.
+ */
+static bool links_for(const struct walker *w, enum sw_probe_kind k)
+{
+	if (k == SW_PROBE_UPROBE)
+		return w->f->link_uprobe_multi;
+	return k == SW_PROBE_KPROBE && w->f->link_kprobe_multi &&
+	       w->f->unwinder == SW_UNWINDER_ORC;
+}
+
+/*
+ * A walker whose programs tail-call one another takes multi-probe links
+ * when every program that shares its tail-call maps is loaded for them
+ * (the kernel keeps a tail call within one attach type): all its callers
+ * and walks, when every target is a uprobe (6.6+) or every one a kernel
+ * function's entry (kprobe_multi).  Its own kernel probes (fork and exit
+ * on kernels without those tracepoints, calibration's self-probe) stay
+ * perf events.
  */
 static void choose_multi(struct walker *w, const struct sw_targets *t)
 {
 	const struct bpf_program *calib = w->d->calib_prog ? w->d->calib_prog(w) : NULL;
 	struct bpf_program *p;
 
-	if (!w->d->multi_tails || !w->f->link_uprobe_multi || !t->n)
+	if (!w->d->multi_tails || !t->n || !links_for(w, t->v[0].spec.kind))
 		return;
 	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].spec.kind != SW_PROBE_UPROBE)
+		if (t->v[i].spec.kind != t->v[0].spec.kind)
 			return;
 	w->multi_typed = true;
 	bpf_object__for_each_program(p, w->obj)
 		if (bpf_program__autoload(p) && p != calib &&
 		    p != w->fork_kretprobe && p != w->exit_kprobe &&
 		    bpf_program__type(p) == BPF_PROG_TYPE_KPROBE)
-			bpf_program__set_expected_attach_type(p, SW_TRACE_UPROBE_MULTI);
+			bpf_program__set_expected_attach_type(p,
+				attach_multi_type(t->v[0].spec.kind));
 }
 
 /* Only what this run needs is loaded: an old kernel may refuse the rest. */
@@ -537,7 +554,7 @@ static bool multi_ok(const struct walker *w, const struct sw_target *tg)
 	 */
 	if (w->d->tail_calls && !w->multi_typed)
 		return false;
-	return tg->spec.kind == SW_PROBE_UPROBE && w->f->link_uprobe_multi;
+	return links_for(w, tg->spec.kind);
 }
 
 /*
@@ -545,10 +562,11 @@ static bool multi_ok(const struct walker *w, const struct sw_target *tg)
  * the same instructions, maps and all, under another expected attach
  * type.  The original stays for targets a link refuses alone.
  */
-static int multi_prog(struct walker *w, const struct bpf_program *p)
+static int multi_prog(struct walker *w, const struct bpf_program *p,
+		      enum sw_probe_kind kind)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, o, .kern_version = w->f->version,
-		    .expected_attach_type = SW_TRACE_UPROBE_MULTI);
+		    .expected_attach_type = attach_multi_type(kind));
 	int fd = bpf_program__fd(p), mfd;
 
 	if (w->multi_typed)
@@ -571,11 +589,53 @@ static int multi_prog(struct walker *w, const struct bpf_program *p)
 static bool same_link(const struct walker *w, const struct sw_target *a,
 		      const struct sw_target *b)
 {
-	return a->spec.pid == b->spec.pid && a->role == b->role &&
+	if (a->spec.kind != b->spec.kind || a->role != b->role)
+		return false;
+	if (a->spec.kind == SW_PROBE_KPROBE)
+		return true;
+	return a->spec.pid == b->spec.pid &&
 	       reads_ucaller(w, a) == reads_ucaller(w, b) &&
 	       shifts(w, a) == shifts(w, b) &&
 	       !strcmp(a->spec.path, b->spec.path) &&
 	       !a->spec.ref_ctr_off == !b->spec.ref_ctr_off;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * m's probes, from the n targets at ix: uprobes' offsets (and USDT
+ * semaphores'), or kernel functions' names, in the order the kernel
+ * looks them up in (by name).
+ */
+static int multi_probes(struct sw_multi *m, const struct sw_targets *t,
+			const size_t *ix, size_t n)
+{
+	const struct sw_target *t0 = &t->v[ix[0]];
+
+	if (t0->spec.kind == SW_PROBE_KPROBE) {
+		m->syms = calloc(n, sizeof(*m->syms));
+		if (!m->syms)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			m->syms[i] = t->v[ix[i]].spec.func;
+		qsort(m->syms, n, sizeof(*m->syms), by_name);
+		return 0;
+	}
+	m->path = t0->spec.path;
+	m->pid = t0->spec.pid;
+	m->offsets = calloc(n, sizeof(*m->offsets));
+	m->ref_ctr_offs = t0->spec.ref_ctr_off ? calloc(n, sizeof(*m->offsets)) : NULL;
+	if (!m->offsets || (t0->spec.ref_ctr_off && !m->ref_ctr_offs))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		m->offsets[i] = t->v[ix[i]].spec.offset;
+		if (m->ref_ctr_offs)
+			m->ref_ctr_offs[i] = t->v[ix[i]].spec.ref_ctr_off;
+	}
+	return 0;
 }
 
 /*
@@ -588,7 +648,7 @@ static int attach_split(struct walker *w, struct sw_targets *t, size_t *ix,
 			size_t n, int prog_fd, int multi_fd)
 {
 	struct sw_target *t0 = &t->v[ix[0]];
-	struct sw_multi m = { .n = n, .path = t0->spec.path, .pid = t0->spec.pid };
+	struct sw_multi m = { .n = n };
 	int err = reserve_attachment(w);
 
 	if (err)
@@ -597,19 +657,12 @@ static int attach_split(struct walker *w, struct sw_targets *t, size_t *ix,
 		t0->attach_err = add_target(w, prog_fd, &t0->spec);
 		return attach_target_err(t0->attach_err) ? 0 : t0->attach_err;
 	}
-	m.offsets = calloc(n, sizeof(*m.offsets));
-	m.ref_ctr_offs = t0->spec.ref_ctr_off ? calloc(n, sizeof(*m.offsets)) : NULL;
-	err = !m.offsets || (t0->spec.ref_ctr_off && !m.ref_ctr_offs) ?
-	      -ENOMEM : 0;
-	for (size_t i = 0; !err && i < n; i++) {
-		m.offsets[i] = t->v[ix[i]].spec.offset;
-		if (m.ref_ctr_offs)
-			m.ref_ctr_offs[i] = t->v[ix[i]].spec.ref_ctr_off;
-	}
+	err = multi_probes(&m, t, ix, n);
 	if (!err)
 		err = attach_multi_probes(multi_fd, &m, &w->att[w->natt]);
 	free(m.offsets);
 	free(m.ref_ctr_offs);
+	free(m.syms);
 	if (!err) {
 		w->att[w->natt].prog_fd = multi_fd;
 		w->att[w->natt++].target = true;
@@ -661,7 +714,7 @@ static int attach_multi(struct walker *w, struct sw_targets *t)
 			continue;
 		}
 		p = target_prog(w, tg);
-		mfd = multi_prog(w, p);
+		mfd = multi_prog(w, p, tg->spec.kind);
 		if (mfd < 0) {
 			/* the kernel said it had them: one by one, then */
 			for (size_t j = 0; j < n; j++)

@@ -244,6 +244,40 @@ kernel_frames_equal() {	# PATTERN: every walker's kernel frames, with addresses
 	same "$@"
 }
 
+# Kernel functions' entries through one kprobe_multi link (where the
+# kernel has fprobe and ORC: Debian's 6.12) against perf kprobes one by
+# one (STACKWALK_NO_LINKS=1): every walker's stacks the same, kernel
+# frames address by address but the first, user frames by name.  The
+# first is where each kind of probe says the function was entered: a
+# kprobe one byte past its ftrace call's address, fprobe five (past the
+# call).
+kprobe_links() {
+	pat="${GETPPID%pid}*"
+	for w in $DWALKERS; do
+		for v in '-v -K' -d; do
+			# cfi walks user frames: -d only
+			[ $w = cfi ] && [ "$v" != -d ] && continue
+			sc /tmp/l.$w $v --walker $w "$pat" -- ./sysc 2 || return 1
+			export STACKWALK_NO_LINKS=1
+			sc /tmp/n.$w $v --walker $w "$pat" -- ./sysc 2
+			st=$?
+			unset STACKWALK_NO_LINKS
+			[ $st = 0 ] || return 1
+			for f in /tmp/l.$w /tmp/n.$w; do
+				awk 'prev == "" && /^  [0-9a-f]+ / { $1 = "  ENTRY" } { print; prev = $0 }' \
+					$f > $f.1
+			done
+			same /tmp/n.$w.1 /tmp/l.$w.1 || return 1
+		done
+	done
+	sc /tmp/m.out --debug -K "$pat" -- ./sysc 2 || return 1
+	if $SC --kernel-features | grep -q '^kprobe_multi links (5.18) *yes$'; then
+		grep -q '^attached \([0-9]*\) of \1 probes: \1 through 1 multi-probe links, 0 one by one$' /tmp/m.out
+	else
+		grep -q '^attached \([0-9]*\) of \1 probes: 0 through 0 multi-probe links, \1 one by one$' /tmp/m.out
+	fi
+}
+
 kprobe_skipped() {	# runs the kernel skips: a BPF map syscall holds the CPU
 	SKIPS_OK=1
 	sc /tmp/m.out -K htab_map_update_elem -- ./mapupd 5
@@ -758,6 +792,7 @@ for w in $KWALKERS; do
 done
 ge 4 6 && t "kprobe: every walker's kernel frames equal, address by address" kernel_frames_equal $GETPPID
 ge 4 2 && t "kprobe: wildcards and -r" kprobe_wildcards
+ge 4 18 && t "kprobe: a wildcard through one multi-probe link where the kernel has them, every walker's stacks as one by one" kprobe_links
 ge 4 6 && t "kprobe: runs the kernel skipped (a BPF map syscall on the CPU) counted and said where it counts them (6.7+)" kprobe_skipped
 ge 4 17 && t "kprobe: sys_getppid is named __x64_sys_getppid since 4.17" sys_name_hint
 [ $CLOUD = yes ] && t "kprobe: fp refuses kernel frames without frame pointers" fp_refused_on_orc
