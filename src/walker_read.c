@@ -19,25 +19,36 @@
  * (5.12+; kprobes' since 6.7, before which nothing says).  Those of the
  * targets' programs (target), or of those that follow processes.
  */
+static int by_fd(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
 static __u64 skipped(const struct walker *w, bool target)
 {
-	__u64 n = 0;
+	int *fds = malloc((w->natt + 1) * sizeof(*fds));
+	size_t n = 0;
+	__u64 sum = 0;
 
-	for (size_t i = 0; i < w->natt; i++) {
+	if (!fds)
+		return 0;
+	/* each program once, however many probes run it */
+	for (size_t i = 0; i < w->natt; i++)
+		if (w->att[i].target == target)
+			fds[n++] = w->att[i].prog_fd;
+	qsort(fds, n, sizeof(*fds), by_fd);
+	for (size_t i = 0; i < n; i++) {
 		struct bpf_prog_info info;
 		__u32 len = sizeof(info);
-		bool seen = false;
 
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = w->att[j].target == target &&
-			       w->att[j].prog_fd == w->att[i].prog_fd;
-		if (w->att[i].target != target || seen)
+		if (i && fds[i] == fds[i - 1])
 			continue;
 		memset(&info, 0, sizeof(info));
-		if (!bpf_obj_get_info_by_fd(w->att[i].prog_fd, &info, &len))
-			n += info.recursion_misses;
+		if (!bpf_obj_get_info_by_fd(fds[i], &info, &len))
+			sum += info.recursion_misses;
 	}
-	return n;
+	free(fds);
+	return sum;
 }
 
 int walker_lost(struct walker *w, __u64 lost[SW_LOST_NR])
