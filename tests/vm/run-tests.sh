@@ -392,13 +392,16 @@ uprobe_endbr_exact() {	# WALKER: a function starting with endbr64
 }
 
 # WALKER: a USDT probe's caller from its CFI row (src/uframe.c), where
-# the %rbp chain skips it: in frameless() for every walker, and for fp,
+# the %rbp chain skips it: in frameless() for every walker, in the static
+# build and in the one linked against Debian's libc, and for fp,
 # which reads the saved %rbp back, in rbp_saved(), which cleared it
 usdt_frameless() {
-	sc /tmp/f.$1 -f -U --walker $1 u:./cfipaths:frameless -- ./cfipaths || return 1
-	sed -nE 's/^cfipaths;(.*;)?main;/cfipaths;...;main;/p' /tmp/f.$1 | sort > /tmp/f.m
-	printf '%s\n' 'cfipaths;...;main;leaf_a;frameless 1' 'cfipaths;...;main;leaf_b;frameless 2' |
-		expect /tmp/f.m || return 1
+	for b in cfipaths cfipaths_dyn; do
+		sc /tmp/f.$1 -f -U --walker $1 u:./$b:frameless -- ./$b || return 1
+		sed -nE "s/^$b;(.*;)?main;/$b;...;main;/p" /tmp/f.$1 | sort > /tmp/f.m
+		printf '%s\n' "$b;...;main;leaf_a;frameless 1" "$b;...;main;leaf_b;frameless 2" |
+			expect /tmp/f.m || return 1
+	done
 	[ $1 = fp ] || return 0
 	sc /tmp/f.$1 -f -U --walker $1 u:./cfipaths:rbpsaved -- ./cfipaths rbp || return 1
 	sed -nE 's/^cfipaths;(.*;)?main;/cfipaths;...;main;/p' /tmp/f.$1 | sort > /tmp/f.m
@@ -822,7 +825,7 @@ if ge 4 3; then
 		t "uprobe, $w: exact stacks, the caller at entry kept" uprobe_exact $w
 		t "uprobe, $w: a function that starts with endbr64" uprobe_endbr_exact $w
 		[ $w = cfi ] ||
-			t "USDT, $w: the caller the %rbp chain skips, from the probe's CFI row" usdt_frameless $w
+			t "USDT, $w: the caller the %rbp chain skips, from the probe's CFI row, static and dynamic" usdt_frameless $w
 	done
 	t "USDT: exact counts, the semaphore set" usdt_semaphore
 else
