@@ -174,17 +174,18 @@ int session_unknown(const struct session_opts *o, int c, char **argv)
 			   argv[optind - 1], o->tool) + 1;
 }
 
-/* A 0-or-1 variable of the environment, for the tests: 0, or said. */
-static int env_flag(const char *tool, const char *name, const char *what,
-		    bool *on)
+/* A 0-or-1 variable of the environment, for the tests: true if bad, said. */
+static bool env_flag(const char *tool, const char *name, const char *what,
+		     bool *on)
 {
 	const char *env = getenv(name);
 
-	if (env && *env && strcmp(env, "0") && strcmp(env, "1"))
-		return session_die(tool, "%s=%s: give 1 to %s, or 0", name,
-				   env, what) + 1;
+	if (env && *env && strcmp(env, "0") && strcmp(env, "1")) {
+		session_die(tool, "%s=%s: give 1 to %s, or 0", name, env, what);
+		return true;
+	}
 	*on = env && !strcmp(env, "1");
-	return 0;
+	return false;
 }
 
 int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
@@ -202,7 +203,7 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 		     "without bpf_find_vma", &o->no_find_vma) ||
 	    env_flag(t, "STACKWALK_NO_LINKS", "attach every probe alone, as "
 		     "before multi-probe links", &o->no_links))
-		return 1;
+		return 2;	/* a usage error, said */
 	env = getenv("STACKWALK_WALK_STATE");
 	if (env && *env && strcmp(env, "cpu") && strcmp(env, "task"))
 		return session_die(t, "STACKWALK_WALK_STATE=%s: give cpu or task "

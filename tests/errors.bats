@@ -223,6 +223,14 @@ EOF2
 	# forced legacy mode attaches through tracefs, one by one
 	run --separate-stderr "$SC" --debug --legacy=4.4 -U -D 1 "$W/paths:*"
 	[ "$(grep '^attached' <<<"$output")" = 'attached 18 of 18 probes: 0 through 0 multi-probe links, 18 one by one' ]
+	# and STACKWALK_NO_LINKS=1 attaches each alone, said where the kernel has links
+	STACKWALK_NO_LINKS=1 run --separate-stderr "$SC" --debug -U -D 1 "$W/paths:*"
+	[ "$(grep '^attached' <<<"$output")" = 'attached 18 of 18 probes: 0 through 0 multi-probe links, 18 one by one' ]
+	STACKWALK_NO_LINKS=1 run "$SC" --kernel-features
+	grep -qx 'uprobe_multi links (6.6)           no (STACKWALK_NO_LINKS=1)' <<<"$output"
+	STACKWALK_NO_LINKS=yes run --separate-stderr "$SC" --kernel-features
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "stackcount: STACKWALK_NO_LINKS=yes: give 1 to attach every probe alone, as before multi-probe links, or 0" ]
 	[ -z "$(leftover_probes)" ]
 }
 
