@@ -451,7 +451,12 @@ int walker_open(struct walker **out, const struct sw_features *f,
 			goto fail;
 	}
 	base_config(w, &c);
-	if ((o->follow || w->d->attach) && fork_hook_tracepoint(f)) {
+	/*
+	 * A raw sched_process_fork has no record to find the child's id in;
+	 * reading the perf event's format can wait long on a busy tracefs.
+	 */
+	if ((o->follow || w->d->attach) && fork_hook_tracepoint(f) &&
+	    !raw_hooks(f)) {
 		int off = tp_field_offset(f->tracefs, "sched", "sched_process_fork",
 					  "child_pid");
 		if (off < 0) {
