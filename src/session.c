@@ -636,6 +636,16 @@ static bool next_walker(struct session *s, const struct walker_desc **d,
  * STACKWALK_REFUSE_WALKER=NAME, for the tests, has the kernel refuse that
  * walker as a verifier would.
  */
+/* walker_opts.beside_load: the walker's start hook, beside its load */
+static int start_beside(void *ctx, const struct walker *w)
+{
+	struct session *s = ctx;
+
+	s->beside_status = s->hooks->start(s, w);
+	s->beside_ran = true;
+	return 0;
+}
+
 static int open_walker(struct session *s, __u64 *need)
 {
 	const char *refuse = getenv("STACKWALK_REFUSE_WALKER");
@@ -647,10 +657,16 @@ static int open_walker(struct session *s, __u64 *need)
 		/* the callers the %rbp chain misses, for a walker without CFI */
 		if (d->uframes != SW_UFRAMES_NONE && s->wo.ustack)
 			uframe_rules(&s->targets);
+		s->wo.beside_load = s->hooks && s->hooks->start ? start_beside : NULL;
+		s->wo.beside_ctx = s;
+		s->beside_ran = false;
 		if (refuse && !strcmp(refuse, d->name))
 			e = -EACCES;
 		else
 			e = walker_open(&s->w, &s->f, &s->wo, &s->targets, need);
+		/* what the start hook did for a walker that did not load goes */
+		if (e && s->hooks && s->hooks->free)
+			s->hooks->free(s);
 		if (!e || !s->walker_auto || e == -ENOMEM ||
 		    (e == -E2BIG && s->wo.map_limit && *need > s->wo.map_limit))
 			return e;
@@ -693,7 +709,8 @@ static int start_walker(struct session *s)
 	}
 	if (s->o.debug)
 		fprintf(s->out, "%s\n", walker_source(s->w));
-	e = s->hooks && s->hooks->start ? s->hooks->start(s) : 0;
+	if (s->hooks && s->hooks->start)
+		e = s->beside_ran ? s->beside_status : s->hooks->start(s, s->w);
 	if (e)
 		return e;
 	e = s->have_cmd ? walker_follow(s->w, s->cmd.pid) : 0;

@@ -64,6 +64,9 @@ struct session {
 	/* what the walker needs over the run besides its programs, or NULL */
 	const struct session_hooks *hooks;
 	struct session_walk *walk;	/* the hooks' state */
+	/* the start hook ran beside the walker's load, and what it said */
+	bool beside_ran;
+	int beside_status;
 	bool explain_rules;		/* --explain: the rule between frames */
 	struct sw_cmd cmd;
 	bool have_cmd;

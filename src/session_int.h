@@ -25,8 +25,12 @@ void session_warn_skip(void *ctx, const char *what, const char *why);
 struct session_hooks {
 	/* COMMAND is to be held at its exec until its loader has run */
 	bool (*hold_at_exec)(const struct session *s);
-	/* the walker loaded, before it attaches: 0, or said */
-	int (*start)(struct session *s);
+	/*
+	 * Beside the walker's load, in a thread of its own, with only w's
+	 * early maps (walker_opts.beside_load); before it attaches if not:
+	 * 0, or said
+	 */
+	int (*start)(struct session *s, const struct walker *w);
 	/* attached, the sideband's thread stopped: mappings come here now */
 	void (*started)(struct session *s);
 	/* a process mapped code */

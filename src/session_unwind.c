@@ -84,12 +84,12 @@ static void report(struct session *s, bool debug, const char *what)
  * The cfi walker's tables for what is traced now: -p's process, or every
  * process (a -- COMMAND's come before it runs, or as its loader maps them).
  */
-static int start(struct session *s)
+static int start(struct session *s, const struct walker *w)
 {
 	struct session_walk *sw;
 	int rows, procs, files, e;
 
-	if (walker_cfi_fds(s->w, &rows, &procs, &files))
+	if (walker_cfi_fds(w, &rows, &procs, &files))
 		return 0;
 	sw = calloc(1, sizeof(*sw));
 	if (!sw)

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <sys/ioctl.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +398,71 @@ static __u64 map_bytes(const struct walker *w)
 	return sum;
 }
 
+/*
+ * The maps user space fills as the object loads (cfi's unwind tables),
+ * created now as libbpf would and handed to it.
+ */
+static int create_early(struct walker *w)
+{
+	struct bpf_map *v[] = { w->cfi_rows, w->cfi_procs, w->cfi_files };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		LIBBPF_OPTS(bpf_map_create_opts, o);
+		int fd, err;
+
+		if (!v[i] || !bpf_map__autocreate(v[i]))
+			continue;
+		o.map_flags = bpf_map__map_flags(v[i]);
+		fd = bpf_map_create(bpf_map__type(v[i]), bpf_map__name(v[i]),
+				    bpf_map__key_size(v[i]),
+				    bpf_map__value_size(v[i]),
+				    bpf_map__max_entries(v[i]), &o);
+		if (fd < 0)
+			return -errno;
+		/* libbpf keeps a copy of its own */
+		err = bpf_map__reuse_fd(v[i], fd);
+		close(fd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct beside {
+	const struct walker *w;
+	int err;
+};
+
+static void *run_beside(void *arg)
+{
+	struct beside *b = arg;
+
+	b->err = b->w->o.beside_load(b->w->o.beside_ctx, b->w);
+	return NULL;
+}
+
+/* bpf_object__load, and o.beside_load meanwhile: the load's error first. */
+static int load_beside(struct walker *w)
+{
+	struct beside b = { .w = w };
+	pthread_t t;
+	int err;
+
+	if (!w->o.beside_load || !w->cfi_rows)
+		return bpf_object__load(w->obj);
+	err = create_early(w);
+	if (err)
+		return err;
+	if (pthread_create(&t, NULL, run_beside, &b)) {
+		b.err = w->o.beside_load(w->o.beside_ctx, w);
+		err = bpf_object__load(w->obj);
+		return err ? err : b.err;
+	}
+	err = bpf_object__load(w->obj);
+	pthread_join(t, NULL);
+	return err ? err : b.err;
+}
+
 int walker_open(struct walker **out, const struct sw_features *f,
 		 const struct walker_opts *o, const struct sw_targets *t,
 		 __u64 *need)
@@ -439,7 +505,7 @@ int walker_open(struct walker **out, const struct sw_features *f,
 		goto fail;
 	}
 	bpf_object__set_kversion(w->obj, f->version);
-	err = bpf_object__load(w->obj);
+	err = load_beside(w);
 	if (err)
 		goto fail;
 	err = w->d->loaded ? w->d->loaded(w) : 0;

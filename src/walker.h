@@ -43,6 +43,15 @@ struct walker_opts {
 	/* the kernel's symbols, read once by the caller; NULL: unreadable */
 	struct ksyms *(*kernel_symbols)(void *ctx);
 	void *ksyms_ctx;
+	/*
+	 * Run in a thread of its own while the kernel checks the programs
+	 * (NULL: none): the maps user space fills (the cfi walker's unwind
+	 * tables) are created first, so that filling them takes no time of
+	 * its own.  It may use only those maps' fds (walker_cfi_fds).  Its
+	 * error is walker_open's when the load succeeds.
+	 */
+	int (*beside_load)(void *ctx, const struct walker *w);
+	void *beside_ctx;
 };
 
 /* cfi: how each user frame was found, SW_HOW_* in 2 bits a frame */
