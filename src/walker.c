@@ -499,6 +499,9 @@ int walker_open(struct walker **out, const struct sw_features *f,
 	/* a stack under 64 frames a side adds two new chunks at most */
 	if (w->chunks)
 		bpf_map__set_max_entries(w->chunks, 2 * o->storage);
+	/* not following, the follow map holds key 0 alone: no 64k entries to set up */
+	if (!o->follow)
+		bpf_map__set_max_entries(w->follow, 1);
 	*need = map_bytes(w);
 	if (o->map_limit && *need > o->map_limit) {
 		err = -E2BIG;
@@ -873,6 +876,9 @@ int walker_follow(struct walker *w, pid_t pid)
 	__u32 k = pid, zero = 0;
 	__u8 one = 1;
 
+	/* not followed (no fork hook): -p's filter holds it alone */
+	if (!w->o.follow)
+		return 0;
 	if (bpf_map_update_elem(bpf_map__fd(w->follow), &k, &one, BPF_ANY))
 		return -errno;
 	/* the command is held at its exec: nothing of it fires meanwhile */
