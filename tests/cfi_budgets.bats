@@ -159,9 +159,15 @@ libc_copy() {	# DIR [RUN-AS...]
 	# 1 MiB, 131072 rows: nobody may have 32768, one copy; root's copy
 	# is loaded last, after nobody's five
 	[ "$rows" -le 32768 ]
+	# nobody's five cats live on, each waiting for a writer, until the
+	# tool has ended (their output is not the run's, which would wait for
+	# it): a process that ended before its mappings were read needs no
+	# tables (nothing of it can fire), so a short one's copy may never be
+	# tried, as happened under load
+	as_nobody mkfifo "$H/hold"
 	cat > "$BATS_TEST_TMPDIR/run.sh" <<SH
 for i in 1 2 3 4 5; do
-	${NOBODY[*]} env LD_LIBRARY_PATH=$H/c\$i true
+	${NOBODY[*]} env LD_LIBRARY_PATH=$H/c\$i cat $H/hold > /dev/null 2>&1 &
 done
 LD_LIBRARY_PATH=$BATS_TEST_TMPDIR/root exec $W/cfipaths
 SH
@@ -170,6 +176,8 @@ SH
 	# mappings, or at the end
 	STACKWALK_NO_FIND_VMA=1 run --separate-stderr "$SC" -U -f --unwind-memory 1 \
 		t:syscalls:sys_enter_getppid -- sh "$BATS_TEST_TMPDIR/run.sh"
+	# a writer lets them go
+	timeout 10 sh -c ": > '$H/hold'"
 	[ "$status" -eq 0 ]
 	echo "$output"
 	echo "$stderr"
