@@ -3,7 +3,9 @@
  * Attach a loaded BPF program to one probe, the way the kernel at hand
  * allows: a kprobe/uprobe PMU event (4.17+), or a tracefs probe event
  * opened as a perf tracepoint (before 4.17, and in forced legacy mode);
- * either way PERF_EVENT_IOC_SET_BPF, as 4.1 introduced it.
+ * either way PERF_EVENT_IOC_SET_BPF, as 4.1 introduced it.  A raw
+ * tracepoint (4.17) takes no perf event, and many probes can share one
+ * BPF link (below).
  */
 #ifndef SW_ATTACH_H
 #define SW_ATTACH_H
