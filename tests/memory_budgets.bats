@@ -83,8 +83,11 @@ EOF
 	[ -z "$output" ]
 }
 
-# jit 3 run by nobody, whose map nobody then makes 100 MB (6,666,666 more
-# lines of 15 bytes) with jit's own line first or last ($1).
+# jit 100000 run by nobody, whose map nobody then makes 100 MB (6,666,666
+# more lines of 15 bytes) with jit's own line first or last ($1).  Its
+# many calls keep it alive long enough for the tool to learn whose it is
+# (a perf map is believed only if its process's user or root wrote it):
+# with 3 it could end first under load, and its map was skipped.
 jit_big_map() {
 	cat > "$H/grow.sh" <<'EOF'
 line=$(cat "$1")
@@ -97,7 +100,7 @@ rm -f "$1"
 EOF
 	# jit named on COMMAND's line: its table is in before it runs
 	cat > "$H/jit.sh" <<EOF
-"\$1" 3 & p=\$!
+"\$1" 100000 & p=\$!
 echo \$p > $H/jitpid
 wait \$p
 sh $H/grow.sh /tmp/perf-\$p.map $1
@@ -111,12 +114,12 @@ EOF
 
 @test "a 100 MB perf map of nobody's: peak RSS under 128 MB, a name in the part read is exact" {
 	jit_big_map first
-	[ "$output" = "jit;_start;__libc_start_main;[unknown];main;jitted_hot_loop;work 3" ]
+	[ "$output" = "jit;_start;__libc_start_main;[unknown];main;jitted_hot_loop;work 100000" ]
 	[ "$stderr" = "stackcount: 1 perf map that users other than root can write did not fit in --file-memory 64 MiB, which left 0 frames [unknown]; give more" ]
 }
 
 @test "a 100 MB perf map of nobody's: a name past --file-memory is [unknown], and counted" {
 	jit_big_map last
-	[ "$output" = "jit;_start;__libc_start_main;[unknown];main;[unknown];work 3" ]
+	[ "$output" = "jit;_start;__libc_start_main;[unknown];main;[unknown];work 100000" ]
 	[ "$stderr" = "stackcount: 1 perf map that users other than root can write did not fit in --file-memory 64 MiB, which left 1 frame [unknown]; give more" ]
 }
