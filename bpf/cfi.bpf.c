@@ -215,6 +215,8 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 	}
 	if (why == SW_STOP_CUT)
 		sw_lost(SW_LOST_CUT);
+	if (st->no_table)
+		sw_lost(SW_LOST_NO_TABLE);
 	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode);
 	return 0;
 }
@@ -365,6 +367,206 @@ SEC("tracepoint") int gs_cfi_exec(void *ctx)
 
 	bpf_map_delete_elem(&cfi_procs, &tgid);
 	return 0;
+}
+
+/*
+ * 4.18-5.16 (SW_CFG_VMA_LIST): a process's list built here, from its
+ * VMAs and the tables the frontend has loaded by file (cfi_files), at
+ * exec and after each mmap of code, so that a process is walked from its
+ * first instruction without being held while the frontend reads it (no
+ * ptrace): what 5.17's bpf_find_vma does for each PC, once per mapping.
+ * The VMAs are read through the offsets in sw_config.vma, in address
+ * order, CFI_BUILD_VMAS a program, CFI_BUILD_ROUNDS programs at most; a
+ * list that is full keeps the lowest mappings and counts the rest.
+ */
+#define CFI_BUILD_VMAS		14
+#define CFI_BUILD_ROUNDS	18
+
+struct cfi_build {
+	struct sw_cfi_proc p;
+	__u64 vma;		/* the next VMA to read; 0: the last was read */
+	__u32 tgid, rounds;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cfi_build);
+} cfi_build SEC(".maps");
+
+/* the next part of a build: one for each type of program that starts one */
+SW_PROG_ARRAY(cfi_build_x, 1);
+SW_PROG_ARRAY(cfi_build_m, 1);
+
+/* Threads inside an mmap of code: their exit rebuilds their list. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} cfi_mmaps SEC(".maps");
+
+#define CFI_VM_EXEC	4
+
+static __always_inline __u64 cfi_kread(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+/* VMA a's mapping added to b's list where its file has a table; a's next. */
+static __always_inline __u64 cfi_build_vma(const struct sw_config *cfg,
+					   struct cfi_build *b, __u64 a)
+{
+	__u64 file, inode, sb, fo, start, end, delta = 0;
+	struct sw_cfi_file_key k = {};
+	struct sw_cfi_file *f;
+	struct sw_cfi_map *m;
+	__u32 gen = 0, n;
+	__u64 next = cfi_kread(a + cfg->vma.vm_next);
+	__u32 first = SW_CFI_UNTABLED, count = 0, stale = 0;
+
+	/* only code: a PC is never in a mapping of data */
+	if (!(cfi_kread(a + cfg->vma.vm_flags) & CFI_VM_EXEC))
+		return next;
+	file = cfi_kread(a + cfg->vma.vm_file);
+	inode = file ? cfi_kread(file + cfg->vma.f_inode) : 0;
+	if (!inode)
+		return next;
+	k.ino = cfi_kread(inode + cfg->vma.i_ino);
+	sb = cfi_kread(inode + cfg->vma.i_sb);
+	if (sb)
+		bpf_probe_read(&k.dev, 4, (void *)(sb + cfg->vma.s_dev));
+	f = bpf_map_lookup_elem(&cfi_files, &k);
+	fo = cfi_kread(a + cfg->vma.vm_pgoff) << 12;
+	/*
+	 * No f = NULL for a stale one: 4.19's verifier loses the type of a
+	 * pointer that may have been set to NULL
+	 */
+	if (f && cfg->vma.i_generation && f->gen_known) {
+		bpf_probe_read(&gen, 4, (void *)(inode + cfg->vma.i_generation));
+		stale = gen != f->gen;
+	}
+	if (f && !stale) {
+		/* a file known to have no table (no CFI, or it did not fit) */
+		if (!f->count)
+			return next;
+		if (!cfi_file_seg(f, fo, &delta))
+			return next;
+		first = f->first;
+		count = f->count;
+	}
+	/* else not read yet: the walk counts the events that reach it */
+	n = b->p.nr;
+	if (n >= SW_CFI_PROC_MAPS) {
+		b->p.no_room++;
+		return next;
+	}
+	start = cfi_kread(a + cfg->vma.vm_start);
+	end = cfi_kread(a + cfg->vma.vm_end);
+	/* bounded where it is used: clang keeps n on the stack over the calls */
+	m = &b->p.maps[sw_bound(n, SW_CFI_PROC_MAPS - 1)];
+	m->start = start;
+	m->end = end;
+	m->bias = start - fo + delta;
+	m->first = first;
+	m->count = count;
+	b->p.nr = n + 1;
+	return next;
+}
+
+/*
+ * The build in this CPU's cfi_build: CFI_BUILD_VMAS more VMAs, then the
+ * next program, or the list stored.  begin: the calling task's first.
+ */
+static __always_inline int cfi_build_run(void *ctx, void *tails, const int begin)
+{
+	__u32 zero = 0, tgid;
+	struct sw_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	struct cfi_build *b = bpf_map_lookup_elem(&cfi_build, &zero);
+	__u64 a;
+
+	if (!cfg || !b || !(cfg->flags & SW_CFG_VMA_LIST))
+		return 0;
+	if (begin) {
+		__u64 mm = cfi_kread(bpf_get_current_task() + cfg->vma.task_mm);
+
+		b->tgid = bpf_get_current_pid_tgid() >> 32;
+		b->rounds = 0;
+		b->p.nr = 0;
+		b->p.no_room = 0;
+		b->p.built = 1;
+		b->vma = mm ? cfi_kread(mm + cfg->vma.mm_mmap) : 0;
+	}
+	a = b->vma;
+#pragma unroll
+	for (int i = 0; i < CFI_BUILD_VMAS; i++)
+		if (a)
+			a = cfi_build_vma(cfg, b, a);
+	b->vma = a;
+	if (a && ++b->rounds < CFI_BUILD_ROUNDS) {
+		bpf_tail_call(ctx, tails, 0);
+		/* no next program: what was read is kept */
+	}
+	/* VMAs never read: counted as not kept */
+	b->p.no_room += !!a;
+	tgid = b->tgid;
+	bpf_map_update_elem(&cfi_procs, &tgid, &b->p, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint") int gs_cfi_exec_build(void *ctx)
+{
+	return cfi_build_run(ctx, &cfi_build_x, 1);
+}
+
+SEC("tracepoint") int gs_cfi_build_next_x(void *ctx)
+{
+	return cfi_build_run(ctx, &cfi_build_x, 0);
+}
+
+/* syscalls:sys_enter_mmap: the prot argument, after the common fields */
+#define CFI_MMAP_PROT_OFF	32
+#define CFI_PROT_EXEC		4
+
+SEC("tracepoint") int gs_cfi_mmap_enter(void *ctx)
+{
+	__u32 tid = bpf_get_current_pid_tgid();
+	__u64 prot = 0;
+	__u8 one = 1;
+
+	bpf_probe_read(&prot, sizeof(prot), (void *)(sw_ptr_value(ctx) + CFI_MMAP_PROT_OFF));
+	if (prot & CFI_PROT_EXEC)
+		bpf_map_update_elem(&cfi_mmaps, &tid, &one, BPF_ANY);
+	return 0;
+}
+
+/*
+ * syscalls:sys_exit_mmap: a list this side built made again, now that
+ * the process maps more code.  One the frontend wrote is left to it: it
+ * reads the process's maps again when the kernel reports the mapping.
+ */
+SEC("tracepoint") int gs_cfi_mmap_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = id, tgid = id >> 32;
+	struct sw_cfi_proc *proc;
+
+	if (!bpf_map_lookup_elem(&cfi_mmaps, &tid))
+		return 0;
+	bpf_map_delete_elem(&cfi_mmaps, &tid);
+	proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	if (!proc || !proc->built)
+		return 0;
+	return cfi_build_run(ctx, &cfi_build_m, 1);
+}
+
+SEC("tracepoint") int gs_cfi_build_next_m(void *ctx)
+{
+	return cfi_build_run(ctx, &cfi_build_m, 0);
 }
 
 SEC("tracepoint") int gs_cfi_exit(void *ctx)

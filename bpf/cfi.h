@@ -150,7 +150,12 @@ struct sw_cfi_row {
 #define SW_CFI_SIG_RSP		160
 #define SW_CFI_SIG_RIP		168
 
-/* One executable mapping; a PC in [start, end) uses rows[first, +count). */
+/*
+ * One executable mapping; a PC in [start, end) uses rows[first, +count).
+ * first SW_CFI_UNTABLED (count 0): a file whose table is not in yet, its
+ * frames walked by frame pointers and the event counted.
+ */
+#define SW_CFI_UNTABLED		0xffffffffu
 struct sw_cfi_map {
 	__u64 start, end;
 	/* row pc = address - bias (the load bias plus the table's base) */
@@ -165,7 +170,13 @@ struct sw_cfi_map {
  */
 struct sw_cfi_proc {
 	__u32 nr;
-	__u32 no_room;		/* the frontend's: how many were not kept */
+	__u32 no_room;		/* how many were not kept */
+	/*
+	 * 1: built in BPF from the process's VMAs (SW_CFG_VMA_LIST), which
+	 * rebuilds it after each mmap of code; the frontend replaces it only
+	 * with a longer list (src/unwind.c), and then it is the frontend's
+	 */
+	__u32 built, pad;
 	struct sw_cfi_map maps[SW_CFI_PROC_MAPS];
 };
 

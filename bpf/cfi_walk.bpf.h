@@ -215,7 +215,10 @@ struct cfi_state {
 	 */
 	__u64 m_start, m_len, m_bias;
 	__u32 m_first, m_count;
-	/* SW_CFG_VMA: a file without a table met, the VMA lock taken */
+	/*
+	 * A file without a table met (SW_CFG_VMA, or a list BPF built), the
+	 * VMA lock taken (SW_CFG_VMA)
+	 */
 	__u32 no_table, busy;
 	/* the looped walk's end: SW_STOP_*, in map memory for its verifier */
 	__u64 why;
@@ -232,6 +235,29 @@ struct {
 static __always_inline __u64 cfi_pick(__u64 v, __u64 a, __u64 b)
 {
 	return b ^ ((a ^ b) & -v);
+}
+
+/*
+ * Whether file offset fo is in one of f's segments, and that one's delta:
+ * found without a jump, as a branch per test would give the verifier a
+ * path for each outcome of each, through all of the walk after (file
+ * offsets are below 2^63, as cfi_le needs).
+ */
+static __always_inline __u64 cfi_file_seg(const struct sw_cfi_file *f, __u64 fo,
+					  __u64 *delta)
+{
+	__u64 found = 0, d = 0;
+
+#pragma unroll
+	for (int i = 0; i < SW_CFI_FILE_SEGS; i++) {
+		__u64 hit = cfi_le(i + 1, f->nr) & cfi_le(f->seg[i].lo, fo) &
+			    cfi_le(fo + 1, f->seg[i].end) & (found ^ 1);
+
+		d |= f->seg[i].delta & -hit;
+		found |= hit;
+	}
+	*delta = d;
+	return found;
 }
 
 /* What bpf_find_vma's callback hands back: the VMA of pc, its file. */
@@ -284,7 +310,7 @@ __attribute__((noinline)) int cfi_vma_map(struct cfi_state *st, __u64 pc)
 	struct cfi_vma v = {};
 	struct sw_cfi_file_key k = {};
 	struct sw_cfi_file *f;
-	__u64 fo, delta = 0, found = 0;
+	__u64 fo, delta = 0;
 
 	if (!st)
 		return 0;
@@ -306,20 +332,7 @@ __attribute__((noinline)) int cfi_vma_map(struct cfi_state *st, __u64 pc)
 	if (!f->count)
 		return 0;
 	fo = v.pgoff << 12;
-	/*
-	 * The segment that holds fo, without a jump: a branch per test would
-	 * give the verifier a path for each outcome of each, through all of
-	 * the walk after (file offsets are below 2^63, as cfi_le needs)
-	 */
-#pragma unroll
-	for (int i = 0; i < SW_CFI_FILE_SEGS; i++) {
-		__u64 hit = cfi_le(i + 1, f->nr) & cfi_le(f->seg[i].lo, fo) &
-			    cfi_le(fo + 1, f->seg[i].end) & (found ^ 1);
-
-		delta |= f->seg[i].delta & -hit;
-		found |= hit;
-	}
-	if (!found)
+	if (!cfi_file_seg(f, fo, &delta))
 		return 0;
 	st->m_start = v.start;
 	st->m_len = v.end - v.start;
@@ -349,6 +362,7 @@ static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state 
 			st->m_bias = m->bias;
 			st->m_first = m->first;
 			st->m_count = m->count;
+			st->no_table |= m->first == SW_CFI_UNTABLED;
 		} else if (vma) {
 			cfi_vma_map(st, pc);
 		} else {

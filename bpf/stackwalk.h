@@ -47,14 +47,33 @@
 #define SW_CFG_KFP		(1u << 3)
 /* cfi, 5.17+: a PC no process list holds is looked up by its VMA's file */
 #define SW_CFG_VMA		(1u << 4)
+/*
+ * 4.18-5.16 (cfi): a process's list is built in BPF from its VMAs at exec
+ * and after each mmap of code, from the files' tables (bpf/cfi.bpf.c)
+ */
+#define SW_CFG_VMA_LIST		(1u << 5)
 
 /*
  * Where bpf_find_vma's callback finds a VMA's range and file, and a file's
  * inode: field offsets from the kernel's BTF, which differ between builds.
+ * Before 5.17 (SW_CFG_VMA_LIST) also where a task's VMAs are listed
+ * (task_struct.mm, mm_struct.mmap, vm_area_struct.vm_next, and vm_flags
+ * for which of them hold code): from BTF, or
+ * measured on our own process where the kernel has none (src/vma_calib.c).
+ * i_generation 0: not known, and not compared.
  */
 struct sw_vma_offs {
 	__u32 vm_start, vm_end, vm_pgoff, vm_file;
 	__u32 f_inode, i_ino, i_sb, i_generation, s_dev;
+	__u32 task_mm, mm_mmap, vm_next, vm_flags;
+};
+
+/* Array map "peek", one element: what bpf/peek.bpf.c copied. */
+#define SW_PEEK_BYTES	4096
+struct sw_peek {
+	__u64 task;		/* the task that fired it */
+	__u64 addr;		/* where the bytes were read */
+	__u8 b[SW_PEEK_BYTES];
 };
 
 /*

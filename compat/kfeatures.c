@@ -71,6 +71,8 @@ static void btf_offsets(struct sw_features *f)
 		{ "vm_area_struct", "vm_pgoff" }, { "vm_area_struct", "vm_file" },
 		{ "file", "f_inode" }, { "inode", "i_ino" }, { "inode", "i_sb" },
 		{ "inode", "i_generation" }, { "super_block", "s_dev" },
+		{ "task_struct", "mm" }, { "mm_struct", "mmap" },
+		{ "vm_area_struct", "vm_next" }, { "vm_area_struct", "vm_flags" },
 	};
 	struct kbtf_member m[2 + SW_VMA_FIELDS] = {
 		{ "task_struct", "stack", -1 }, { "task_struct", "pid", -1 },
@@ -84,7 +86,10 @@ static void btf_offsets(struct sw_features *f)
 	f->vma_ok = true;
 	for (int i = 0; i < SW_VMA_FIELDS; i++) {
 		f->vma_off[i] = m[2 + i].off >= 0 ? m[2 + i].off : 0;
-		f->vma_ok &= m[2 + i].off >= 0;
+		if (i == SW_VMA_FILE_FIELDS)
+			f->vma_list_ok = f->vma_ok;
+		f->vma_ok &= i >= SW_VMA_FILE_FIELDS || m[2 + i].off >= 0;
+		f->vma_list_ok &= i < SW_VMA_FILE_FIELDS || m[2 + i].off >= 0;
 	}
 }
 
@@ -368,6 +373,12 @@ void kfeatures_force_no_find_vma(struct sw_features *f)
 {
 	f->helper_find_vma = false;
 	f->no_find_vma_forced = true;
+}
+
+void kfeatures_force_no_vma_lists(struct sw_features *f)
+{
+	f->vma_list_ok = false;
+	f->no_vma_lists_forced = true;
 }
 
 void kfeatures_force_walk_state(struct sw_features *f, bool per_task)

@@ -53,6 +53,8 @@ struct sw_features {
 	 */
 	bool link_uprobe_multi, link_kprobe_multi;
 	bool no_links_forced;	/* STACKWALK_NO_LINKS=1 cleared both */
+	/* STACKWALK_NO_VMA_LISTS=1: lists never built in BPF (src/walker_cfi.c) */
+	bool no_vma_lists_forced;
 	int kprobe_pmu_type, uprobe_pmu_type;
 	int uprobe_ref_ctr_shift;
 
@@ -65,12 +67,15 @@ struct sw_features {
 	__u32 task_pid_off;	/* task_struct.pid, from BTF; 0: unknown */
 	/*
 	 * The VMA of an address, its file, found in BPF (5.17): the fields
-	 * read, from BTF, in struct sw_vma_offs's order; vma_ok: all found.
+	 * read, from BTF, in struct sw_vma_offs's order; vma_ok: the first
+	 * SW_VMA_FILE_FIELDS found; vma_list_ok: all, where a task's VMAs
+	 * are still a list (before 6.1).
 	 */
 	bool helper_find_vma;
-#define SW_VMA_FIELDS	9
+#define SW_VMA_FILE_FIELDS	9
+#define SW_VMA_FIELDS	13
 	__u32 vma_off[SW_VMA_FIELDS];
-	bool vma_ok;
+	bool vma_ok, vma_list_ok;
 	__u32 jit_frame_off;	/* see struct sw_config */
 	/*
 	 * The frames the kernel's unwinder hands a BPF program at most: the
@@ -109,6 +114,7 @@ int kfeatures_prepare(struct sw_features *f);
 void kfeatures_force_small_keys(struct sw_features *f);
 /* Attach every probe alone, as before multi-probe links. */
 void kfeatures_force_no_links(struct sw_features *f);
+void kfeatures_force_no_vma_lists(struct sw_features *f);
 /* Walk as if bpf_find_vma were missing (4.18-5.16). */
 void kfeatures_force_no_find_vma(struct sw_features *f);
 /* Keep each walk's state per thread (true) or per CPU, whatever the kernel. */

@@ -47,6 +47,15 @@ __asm__(".text\n"
 	"	ret\n"
 	".size sw_calib_call, .-sw_calib_call\n");
 
+/* peek's target (src/vma_calib.c): the address to read in %rdi */
+__asm__(".text\n"
+	".globl sw_calib_peek\n"
+	".type sw_calib_peek, @function\n"
+	"sw_calib_peek:\n"
+	"	nop\n"
+	"	ret\n"
+	".size sw_calib_peek, .-sw_calib_peek\n");
+
 void sw_calib_push(__u64 *ret);
 void sw_calib_endbr(__u64 *ret);
 void sw_calib_call(void (*target)(__u64 *), __u64 *ret);
@@ -77,13 +86,27 @@ static int self_offset(__u64 addr, char *path, size_t len, unsigned long *off)
 	return err;
 }
 
+int calib_attach(const struct sw_features *f, int prog_fd, __u64 fn,
+		 unsigned seq, struct sw_attachment *a)
+{
+	struct sw_probe_spec spec = { .kind = SW_PROBE_UPROBE };
+	char path[4096];
+	int err;
+
+	err = self_offset(fn, path, sizeof(path), &spec.offset);
+	if (err)
+		return err;
+	spec.path = path;
+	/* armed in our process only: it stays attached until we exit */
+	spec.pid = getpid();
+	return attach_probe(f, prog_fd, &spec, seq, a);
+}
+
 int calib_run(const struct sw_features *f, int prog_fd,
 		 enum sw_entry_shape shape, unsigned seq, struct sw_calib *c,
 		 struct sw_attachment *a)
 {
-	struct sw_probe_spec spec = { .kind = SW_PROBE_UPROBE };
 	void (*target)(__u64 *);
-	char path[4096];
 	int err;
 
 	switch (shape) {
@@ -97,13 +120,7 @@ int calib_run(const struct sw_features *f, int prog_fd,
 		return -EINVAL;
 	}
 	c->target = (__u64)(unsigned long)target;
-	err = self_offset(c->target, path, sizeof(path), &spec.offset);
-	if (err)
-		return err;
-	spec.path = path;
-	/* armed in our process only: it stays attached until we exit */
-	spec.pid = getpid();
-	err = attach_probe(f, prog_fd, &spec, seq, a);
+	err = calib_attach(f, prog_fd, c->target, seq, a);
 	if (err)
 		return err;
 	sw_calib_call(target, &c->ret);

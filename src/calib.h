@@ -29,4 +29,14 @@ int calib_run(const struct sw_features *f, int prog_fd,
 		 enum sw_entry_shape shape, unsigned seq, struct sw_calib *c,
 		 struct sw_attachment *a);
 
+/*
+ * A uprobe running prog_fd at our own function fn (as calib_run's), left
+ * in *a as there.
+ */
+int calib_attach(const struct sw_features *f, int prog_fd, __u64 fn,
+		 unsigned seq, struct sw_attachment *a);
+
+/* Fires a uprobe attached at it with addr as its first argument. */
+void sw_calib_peek(__u64 addr);
+
 #endif

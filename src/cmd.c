@@ -86,24 +86,11 @@ int cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask)
 	err = c->pid < 0 ? -errno : 0;
 	close(go[0]);
 	close(st[1]);
-	/*
-	 * Attached by the tool, not by the child (PTRACE_TRACEME would make
-	 * whoever is its parent then its tracer: init, once the tool is
-	 * dead).  An exec stops with PTRACE_EVENT_EXEC, no signal; the death
-	 * of the tool detaches it, and it runs on.
-	 */
-	if (!err && c->stop_at_exec &&
-	    ptrace(PTRACE_SEIZE, c->pid, NULL, (void *)PTRACE_O_TRACEEXEC)) {
-		err = -errno;
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, NULL, 0);
-	}
 	if (err) {
 		close(go[1]);
 		close(st[0]);
 		return err;
 	}
-	c->traced = c->stop_at_exec;
 	c->go = go[1];
 	c->status = st[0];
 	return 0;
@@ -140,6 +127,22 @@ int cmd_go(struct sw_cmd *c)
 	ssize_t n;
 	int err = 0;
 
+	/*
+	 * Attached by the tool, not by the child (PTRACE_TRACEME would make
+	 * whoever is its parent then its tracer: init, once the tool is
+	 * dead), while it waits for the byte below.  An exec stops with
+	 * PTRACE_EVENT_EXEC, no signal; the death of the tool detaches it,
+	 * and it runs on.
+	 */
+	if (c->stop_at_exec &&
+	    ptrace(PTRACE_SEIZE, c->pid, NULL, (void *)PTRACE_O_TRACEEXEC)) {
+		err = -errno;
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, &c->exit_ws, 0);
+		c->exited = true;
+		return err;
+	}
+	c->traced = c->stop_at_exec;
 	/* no reader (it died): EPIPE, and the status pipe says the rest */
 	n = write(c->go, "g", 1);
 	(void)n;

@@ -39,16 +39,16 @@ struct sw_cmd {
  * Find argv[0] on PATH (-ENOENT, -EACCES when it cannot run), then fork;
  * the child restores sigmask and waits for cmd_go, then execs it.  If the
  * tool ends first, however it ends, the child ends without running it.
- * With stop_at_exec the child is ptrace-attached (PTRACE_SEIZE): the tool
- * is its tracer, so that when the tool dies the kernel detaches it, and
- * no other process can become its tracer.
  */
 int cmd_spawn(struct sw_cmd *c, char *const argv[], const sigset_t *sigmask);
 /*
  * Let it exec; -errno of a failed exec (the child has then exited).  With
- * stop_at_exec, it is then held stopped (at_exec) at its first
- * instruction, its image mapped, until cmd_resume or cmd_follow; or it
- * ended before (exited).
+ * stop_at_exec (set since cmd_spawn), the child is first ptrace-attached
+ * (PTRACE_SEIZE): the tool is its tracer, so that when the tool dies the
+ * kernel detaches it, and no other process can become its tracer.  It is
+ * then held stopped (at_exec) at its first instruction, its image mapped,
+ * until cmd_resume or cmd_follow; or it ended before (exited).  A seize
+ * that fails ends it before its exec.
  */
 int cmd_go(struct sw_cmd *c);
 int cmd_resume(struct sw_cmd *c);

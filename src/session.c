@@ -569,13 +569,6 @@ static int spawn(struct session *s)
 {
 	int e;
 
-	/*
-	 * Held at its first instruction while its semaphores are set, and
-	 * where the walker asks, until the loader has mapped its libraries.
-	 */
-	s->cmd.stop_at_exec = needs_semaphores(&s->targets) ||
-			      (s->hooks && s->hooks->hold_at_exec &&
-			       s->hooks->hold_at_exec(s));
 	e = cmd_spawn(&s->cmd, s->o.command, &s->oldmask);
 	if (e) {
 		die(s, "cannot run %s: %s; check the command", s->o.command[0],
@@ -707,8 +700,10 @@ static int start_walker(struct session *s)
 			   "another --walker", walkers_name(s->wo.kind),
 			   strerror(-e));
 	}
-	if (s->o.debug)
+	if (s->o.debug) {
 		fprintf(s->out, "%s\n", walker_source(s->w));
+		walker_print_lists(s->w, s->out);
+	}
 	if (s->hooks && s->hooks->start)
 		e = s->beside_ran ? s->beside_status : s->hooks->start(s, s->w);
 	if (e)
@@ -751,6 +746,8 @@ int session_start(struct session *s)
 		kfeatures_force_no_find_vma(&s->f);
 	if (s->o.no_links)
 		kfeatures_force_no_links(&s->f);
+	if (s->o.no_vma_lists)
+		kfeatures_force_no_vma_lists(&s->f);
 	if (s->o.walk_state)
 		kfeatures_force_walk_state(&s->f, s->o.walk_state == 2);
 	if (s->o.kernel_features) {
@@ -848,6 +845,13 @@ int session_go(struct session *s)
 
 	if (!s->have_cmd)
 		return 0;
+	/*
+	 * Held at its first instruction while its semaphores are set, and
+	 * where the walker asks, until the loader has mapped its libraries.
+	 */
+	s->cmd.stop_at_exec = needs_semaphores(&s->targets) ||
+			      (s->hooks && s->hooks->hold_at_exec &&
+			       s->hooks->hold_at_exec(s));
 	e = s->hooks && s->hooks->command ? s->hooks->command(s) : 0;
 	if (e)
 		return e;

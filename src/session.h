@@ -35,6 +35,7 @@ struct session_opts {
 	bool small_keys;		/* STACKWALK_SMALL_KEYS=1: as on 4.18-5.10 */
 	bool no_find_vma;		/* STACKWALK_NO_FIND_VMA=1: as on 4.18-5.16 */
 	bool no_links;			/* STACKWALK_NO_LINKS=1: every probe alone */
+	bool no_vma_lists;		/* STACKWALK_NO_VMA_LISTS=1: see walker_cfi.c */
 	int walk_state;			/* STACKWALK_WALK_STATE: 0 kernel's, 1 cpu, 2 task */
 	unsigned sideband_pages;	/* STACKWALK_SIDEBAND_PAGES; 0: default */
 	/* without -K/-U, only the side the event fires on (stacksnoop) */

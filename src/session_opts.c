@@ -202,7 +202,10 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 	    env_flag(t, "STACKWALK_NO_FIND_VMA", "walk as on 4.18-5.16, "
 		     "without bpf_find_vma", &o->no_find_vma) ||
 	    env_flag(t, "STACKWALK_NO_LINKS", "attach every probe alone, as "
-		     "before multi-probe links", &o->no_links))
+		     "before multi-probe links", &o->no_links) ||
+	    env_flag(t, "STACKWALK_NO_VMA_LISTS", "hold COMMAND while its "
+		     "loader runs, as where BPF cannot list a process's VMAs",
+		     &o->no_vma_lists))
 		return 2;	/* a usage error, said */
 	env = getenv("STACKWALK_WALK_STATE");
 	if (env && *env && strcmp(env, "cpu") && strcmp(env, "task"))

@@ -184,10 +184,14 @@ static void at_exec(struct session *s)
 	child(s);
 }
 
-/* Without bpf_find_vma (before 5.17) a walk needs a process's list first. */
+/*
+ * Without bpf_find_vma (before 5.17) a walk needs a process's list first:
+ * where BPF cannot build it from the VMAs, the frontend reads it while
+ * COMMAND is held.
+ */
 static bool hold_at_exec(const struct session *s)
 {
-	return !s->f.helper_find_vma;
+	return !s->f.helper_find_vma && !(s->w && walker_vma_lists(s->w));
 }
 
 static int preload(void *ctx, const char *path)
@@ -198,11 +202,13 @@ static int preload(void *ctx, const char *path)
 }
 
 /*
- * 5.17+: the tables of what COMMAND starts with, and of the programs its
- * arguments name, in the kernel before its first instruction: its walk
- * finds them from each PC's VMA, so nothing holds it (no ptrace:
- * debuggers, strace and job control work inside).  A program it runs
- * that none names has its table once the kernel reports its mapping.
+ * 5.17+, and 4.18-5.16 where BPF builds lists from the VMAs: the tables
+ * of what COMMAND starts with, and of the programs its arguments name,
+ * in the kernel before its first instruction: its walk finds them from
+ * each PC's VMA (or its list, built at exec and at each mmap of code), so
+ * nothing holds it (no ptrace: debuggers, strace and job control work
+ * inside).  A program it runs that none names has its table once the
+ * kernel reports its mapping.
  */
 static int command(struct session *s)
 {

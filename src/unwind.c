@@ -396,6 +396,16 @@ int unwind_flush(struct unwind *u, bool all)
 	return err;
 }
 
+/* The mappings of a list that have their tables (bpf/cfi.h). */
+static size_t tabled(const struct sw_cfi_proc *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nr && i < SW_CFI_PROC_MAPS; i++)
+		n += p->maps[i].first != SW_CFI_UNTABLED;
+	return n;
+}
+
 static int add_proc(struct unwind *u, uint32_t pid, size_t *lines)
 {
 	struct sw_cfi_proc *p = &u->proc, *old = &u->old;
@@ -418,10 +428,23 @@ static int add_proc(struct unwind *u, uint32_t pid, size_t *lines)
 		push_files(u);
 	if (err || !nr || (known && !memcmp(p, old, sizeof(*p))))
 		goto out;
+	/*
+	 * A list BPF built from the process's VMAs (bpf/cfi.bpf.c) is as
+	 * true as ours, and may be newer than the maps we read: ours only
+	 * where it has more tables.
+	 */
+	if (known && old->built && nr <= tabled(old))
+		goto out;
 	err = push_rows(u);
-	/* the rows first: a walk can reach them only through the list */
-	if (!err && bpf_map_update_elem(u->procs_fd, &pid, p, BPF_ANY))
-		err = -errno;
+	/*
+	 * The rows first: a walk can reach them only through the list.  One
+	 * BPF built since we looked stays.
+	 */
+	if (!err && bpf_map_update_elem(u->procs_fd, &pid, p,
+					known ? BPF_ANY : BPF_NOEXIST)) {
+		err = errno == EEXIST ? 0 : -errno;
+		goto out;
+	}
 	if (!err) {
 		u->procs += !known;
 		u->nmaps += nr - (known ? old->nr : 0);

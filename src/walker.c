@@ -279,12 +279,12 @@ static void base_config(const struct walker *w, struct sw_config *c)
 	c->stack_padding = f->stack_padding;
 	c->task_stack_off = f->task_stack_off;
 	c->task_pid_off = raw_hooks(f) ? f->task_pid_off : 0;
-	if (w->vma) {
-		_Static_assert(sizeof(c->vma) == sizeof(f->vma_off),
-			       "struct sw_vma_offs is vma_off's fields");
+	if (w->vma)
 		c->flags |= SW_CFG_VMA;
-		memcpy(&c->vma, f->vma_off, sizeof(c->vma));
-	}
+	if (w->vma_list)
+		c->flags |= SW_CFG_VMA_LIST;
+	if (w->vma || w->vma_list)
+		c->vma = w->vma_offs;
 	c->jit_frame_off = f->jit_frame_off;
 	c->stack_full = walker_stack_full(w->f);
 	c->root = w->root;
@@ -306,6 +306,18 @@ static void clear_map(struct bpf_map *m)
 		memcpy(key, next, bpf_map__key_size(m));
 		bpf_map_delete_elem(fd, key);
 	}
+}
+
+int walker_self_probe(struct walker *w, int prog_fd, __u64 fn)
+{
+	int err = reserve_attachment(w);
+
+	if (!err)
+		err = calib_attach(w->f, prog_fd, fn, w->natt, &w->att[w->natt]);
+	/* its program may be gone before the end: none to read misses of */
+	if (!err)
+		w->att[w->natt++].prog_fd = -1;
+	return err;
 }
 
 /*
@@ -557,6 +569,11 @@ static int add_attachment(struct walker *w, int prog_fd,
 	if (!err)
 		w->att[w->natt++].prog_fd = prog_fd;
 	return err;
+}
+
+int walker_attach_spec(struct walker *w, int prog_fd, const struct sw_probe_spec *spec)
+{
+	return add_attachment(w, prog_fd, spec);
 }
 
 /* A target's probe: what the kernel skips of its program is lost. */

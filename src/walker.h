@@ -103,6 +103,10 @@ struct ksyms;
 
 /* Whether the threads a process starts can be followed from the kernel. */
 bool walker_can_follow(const struct sw_features *f);
+/* cfi, 4.18-5.16: whether BPF builds processes' lists from their VMAs. */
+bool walker_vma_lists(const struct walker *w);
+/* --debug: that, and the fields it reads (nothing where it is not so). */
+void walker_print_lists(const struct walker *w, FILE *out);
 /*
  * -E2BIG when the maps storage sizes could grow past map_limit: then
  * *map_bytes says how far.

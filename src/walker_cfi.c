@@ -10,11 +10,14 @@
  * walk programs tail-call one another, a few frames each.
  */
 #include <errno.h>
+#include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "walker_int.h"
+#include "../compat/tracefs.h"
 #include "cfi.h"
 #include "cfi.skel.h"
+#include "vma_calib.h"
 
 static bool cfi_refuse(const struct sw_features *f, const struct walker_need *n,
 		       char *msg, size_t len)
@@ -42,6 +45,33 @@ static const char *cfi_why(const struct sw_features *f, const struct walker_need
 	       "of frames";
 }
 
+/*
+ * 4.18-5.16: whether processes' lists can be built in BPF from their VMAs
+ * (bpf/cfi.bpf.c), with the offsets from BTF or measured here; the
+ * syscall tracepoints that say when code is mapped are needed too.
+ * STACKWALK_NO_VMA_LISTS=1: never (lists from the frontend alone, and
+ * COMMAND held at its execs until they are read).
+ */
+static bool vma_lists(struct walker *w)
+{
+	char tfs[4096];
+
+	_Static_assert(sizeof(w->vma_offs) == sizeof(w->f->vma_off),
+		       "struct sw_vma_offs is vma_off's fields");
+	if (w->f->no_vma_lists_forced || !w->f->prog_tracepoint ||
+	    tracefs_find(tfs, sizeof(tfs), false) ||
+	    !tracefs_has(tfs, "events/syscalls/sys_exit_mmap/id") ||
+	    !tracefs_has(tfs, "events/syscalls/sys_enter_mmap/id"))
+		return false;
+	if (w->f->vma_list_ok) {
+		memcpy(&w->vma_offs, w->f->vma_off, sizeof(w->vma_offs));
+		w->vma_list_how = "offsets from BTF";
+		return true;
+	}
+	w->vma_list_how = "offsets measured on this process";
+	return !vma_calib(w, &w->vma_offs);
+}
+
 static int cfi_open(struct walker *w)
 {
 	struct cfi_bpf *s = cfi_bpf__open();
@@ -54,8 +84,12 @@ static int cfi_open(struct walker *w)
 	w->cfi_procs = s->maps.cfi_procs;
 	w->vma = w->f->helper_find_vma;
 	if (w->vma)
+		memcpy(&w->vma_offs, w->f->vma_off, sizeof(w->vma_offs));
+	else
+		w->vma_list = vma_lists(w);
+	if (w->vma || w->vma_list)
 		w->cfi_files = s->maps.cfi_files;
-	bpf_map__set_autocreate(s->maps.cfi_files, w->vma);
+	bpf_map__set_autocreate(s->maps.cfi_files, w->cfi_files != NULL);
 	bpf_map__set_max_entries(w->cfi_rows, cfi_rows_in(w->o.unwind_mb));
 	/* rows written through a mapping of it: memcpy, not 250 ns each */
 	if (w->f->map_mmap)
@@ -145,8 +179,28 @@ static void cfi_choose(struct walker *w)
 	walker_want(w, kp, kp_called);
 	walker_want(w, tp, w->f->prog_tracepoint && tp_called);
 	walker_want_hook(w, s->progs.gs_cfi_fork, true);
-	walker_want_hook(w, s->progs.gs_cfi_exec, true);
+	walker_want_hook(w, s->progs.gs_cfi_exec, !w->vma_list);
+	walker_want_hook(w, s->progs.gs_cfi_exec_build, w->vma_list);
+	walker_want_hook(w, s->progs.gs_cfi_build_next_x, w->vma_list);
+	walker_want(w, s->progs.gs_cfi_mmap_enter, w->vma_list);
+	walker_want(w, s->progs.gs_cfi_mmap_exit, w->vma_list);
+	walker_want(w, s->progs.gs_cfi_build_next_m, w->vma_list);
 	walker_want_hook(w, s->progs.gs_cfi_exit, true);
+}
+
+/* the mmaps of code that make a list built in BPF be built again */
+static int attach_mmaps(struct walker *w)
+{
+	const struct cfi_bpf *s = w->skel;
+	struct sw_probe_spec e = {
+		.kind = SW_PROBE_TRACEPOINT, .category = "syscalls",
+		.event = "sys_enter_mmap",
+	}, x = e;
+	int err;
+
+	x.event = "sys_exit_mmap";
+	err = walker_attach_spec(w, bpf_program__fd(s->progs.gs_cfi_mmap_enter), &e);
+	return err ? err : walker_attach_spec(w, bpf_program__fd(s->progs.gs_cfi_mmap_exit), &x);
 }
 
 /*
@@ -163,8 +217,11 @@ static int cfi_attach(struct walker *w)
 	err = walker_getstack_attach(w);
 	if (!err)
 		err = walker_attach_hook(w, s->progs.gs_cfi_fork, "sched_process_fork");
+	if (!err && w->vma_list)
+		err = attach_mmaps(w);
 	if (!err)
-		err = walker_attach_hook(w, s->progs.gs_cfi_exec, "sched_process_exec");
+		err = walker_attach_hook(w, w->vma_list ? s->progs.gs_cfi_exec_build :
+					 s->progs.gs_cfi_exec, "sched_process_exec");
 	if (!err)
 		err = walker_attach_hook(w, s->progs.gs_cfi_exit, "sched_process_exit");
 	return err;
@@ -177,6 +234,16 @@ static int cfi_loaded(struct walker *w)
 	__u32 slot = walk_slot(w);
 	int fd;
 
+	if (w->vma_list) {
+		__u32 zero = 0;
+
+		fd = bpf_program__fd(s->progs.gs_cfi_build_next_x);
+		if (bpf_map_update_elem(bpf_map__fd(s->maps.cfi_build_x), &zero, &fd, BPF_ANY))
+			return -errno;
+		fd = bpf_program__fd(s->progs.gs_cfi_build_next_m);
+		if (bpf_map_update_elem(bpf_map__fd(s->maps.cfi_build_m), &zero, &fd, BPF_ANY))
+			return -errno;
+	}
 	walk_progs(w, &kp, &tp);
 	fd = bpf_program__fd(kp);
 	if (fd >= 0 &&
@@ -187,6 +254,26 @@ static int cfi_loaded(struct walker *w)
 	    bpf_map_update_elem(bpf_map__fd(s->maps.cfi_tails_tp), &slot, &fd, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+bool walker_vma_lists(const struct walker *w)
+{
+	return w->vma_list;
+}
+
+void walker_print_lists(const struct walker *w, FILE *out)
+{
+	const struct sw_vma_offs *o = &w->vma_offs;
+
+	if (!w->vma_list)
+		return;
+	fprintf(out, "process lists: built in BPF from their VMAs at exec and "
+		"at each mmap of code (%s: task_struct.mm +%u, mm_struct.mmap "
+		"+%u, vm_area_struct vm_next +%u vm_flags +%u vm_pgoff +%u "
+		"vm_file +%u, file.f_inode +%u, inode i_ino +%u i_sb +%u, "
+		"super_block.s_dev +%u)\n", w->vma_list_how, o->task_mm,
+		o->mm_mmap, o->vm_next, o->vm_flags, o->vm_pgoff, o->vm_file,
+		o->f_inode, o->i_ino, o->i_sb, o->s_dev);
 }
 
 int walker_cfi_fds(const struct walker *w, int *rows, int *procs, int *files)

@@ -80,6 +80,10 @@ struct walker {
 	struct bpf_map *cfi_rows, *cfi_procs, *cfi_files;
 	/* cfi, 5.17+: PCs no process list holds found by their VMA's file */
 	bool vma;
+	/* cfi, 4.18-5.16: processes' lists built in BPF from their VMAs */
+	bool vma_list;
+	const char *vma_list_how;	/* where its offsets came from */
+	struct sw_vma_offs vma_offs;	/* the fields either reads */
 	/* its uprobe callers and walks loaded for uprobe_multi links */
 	bool multi_typed;
 	/* every walker's object has the fork-following programs */
@@ -168,6 +172,13 @@ void walker_want(struct walker *w, struct bpf_program *p, bool on);
  * as a raw tracepoint where the kernel has them (see walker.c).
  */
 void walker_want_hook(struct walker *w, struct bpf_program *p, bool on);
+/*
+ * A uprobe running prog_fd at our own function fn, detached with the
+ * run's probes: 0 or -errno.
+ */
+int walker_self_probe(struct walker *w, int prog_fd, __u64 fn);
+/* prog_fd attached as spec says, detached with the run's probes. */
+int walker_attach_spec(struct walker *w, int prog_fd, const struct sw_probe_spec *spec);
 int walker_attach_hook(struct walker *w, struct bpf_program *p, const char *ev);
 /* The frames before the first 0 of v, at most max. */
 size_t walker_nframes(const __u64 *v, size_t max);

@@ -231,6 +231,9 @@ EOF2
 	STACKWALK_NO_LINKS=yes run --separate-stderr "$SC" --kernel-features
 	[ "$status" -eq 2 ]
 	[ "$stderr" = "stackcount: STACKWALK_NO_LINKS=yes: give 1 to attach every probe alone, as before multi-probe links, or 0" ]
+	STACKWALK_NO_VMA_LISTS=on run --separate-stderr "$SC" --kernel-features
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "stackcount: STACKWALK_NO_VMA_LISTS=on: give 1 to hold COMMAND while its loader runs, as where BPF cannot list a process's VMAs, or 0" ]
 	[ -z "$(leftover_probes)" ]
 }
 

@@ -481,14 +481,37 @@ cfi_follow_busy() {
 		expect /tmp/c.m && : | expect /tmp/c.out.err
 }
 
-cfi_traced() {	# 4.18-5.16: the tool traces COMMAND itself, never what it starts
-	# the tool is COMMAND's parent: its tracer where it holds COMMAND
-	$SC --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$' && T=0 || T=tool
+# TracerPid of COMMAND and of a process it starts, into /tmp/cmd and /tmp/kid
+# ("tool" where the tool is it, as COMMAND's parent)
+tracer_pids() {
 	sc /tmp/c.out -U --walker cfi "$GETPPID" -- sh -c '
 		tp() { while read -r k v; do [ "$k" = TracerPid: ] && echo "$v"; done < "/proc/$1/status"; }
 		t=$(tp $$); [ "$t" = "$PPID" ] && t=tool; echo "$t" > /tmp/cmd
-		(tp self > /tmp/kid); exit 0' || return 1
-	echo "$T" | expect /tmp/cmd && echo 0 | expect /tmp/kid
+		(tp self > /tmp/kid); exit 0'
+}
+
+# COMMAND runs untraced: its lists come from bpf_find_vma (5.17+) or are
+# built in BPF from its VMAs (4.18-5.16); STACKWALK_NO_VMA_LISTS=1 shows
+# the fallback before 5.17, COMMAND held by the tool at its execs
+cfi_traced() {
+	tracer_pids || return 1
+	echo 0 | expect /tmp/cmd && echo 0 | expect /tmp/kid || return 1
+	$SC --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$' && return 0
+	export STACKWALK_NO_VMA_LISTS=1
+	tracer_pids
+	st=$?
+	unset STACKWALK_NO_VMA_LISTS
+	[ $st = 0 ] && echo tool | expect /tmp/cmd && echo 0 | expect /tmp/kid
+}
+
+# 4.18-5.16 without lists built in BPF: COMMAND held while its loader maps
+# its libraries, each table read before its code runs
+cfi_held() {
+	export STACKWALK_NO_VMA_LISTS=1
+	cfi_callers_dynamic
+	st=$?
+	unset STACKWALK_NO_VMA_LISTS
+	return $st
 }
 
 cfi_links() {	# a wildcard, cfi: its tail-calling programs loaded for links (6.6+)
@@ -838,7 +861,8 @@ if ge 4 18; then
 	t "cfi: a child of fork and its parent, every caller from the first event" cfi_fork
 	t "cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic
 	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut
-	t "cfi, -- COMMAND: traced itself before 5.17 only, what it starts never" cfi_traced
+	t "cfi, -- COMMAND: never traced by the tool, nor what it starts (held before 5.17 only with STACKWALK_NO_VMA_LISTS=1)" cfi_traced
+	ge 5 17 || t "cfi, dynamic, STACKWALK_NO_VMA_LISTS=1: COMMAND held while its loader runs, the same callers" cfi_held
 	t "cfi, a uprobe wildcard: through multi-probe links where the kernel has them, every stack exact" cfi_links
 elif ge 4 3; then
 	t "cfi: refused before 4.18, in one line" cfi_refused
