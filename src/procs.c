@@ -542,6 +542,8 @@ bool procs_parse_maps_line(char *line, struct proc_map *m)
 	if (nl)
 		*nl = '\0';
 	m->exec = perms[2] == 'x';
+	m->prot = (perms[0] == 'r') | (perms[1] == 'w') << 1 | m->exec << 2 |
+		  (perms[3] == 's') << 3;
 	m->path = path;
 	return *path;
 }

@@ -34,11 +34,13 @@ struct proc_map {
 	uint32_t igen;
 	bool igen_known;
 	bool exec;
+	uint32_t prot;		/* rwxs as bits 0-3, as the kernel's VM_READ ... VM_SHARED */
 };
 
 /*
  * One line of /proc/PID/maps, "start-end perms offset maj:min inode path",
- * into *m (m->path points into line); false for a line with no path.
+ * into *m (m->path points into line); false for a line with no path (m->end
+ * is still set where the rest was read).
  */
 bool procs_parse_maps_line(char *line, struct proc_map *m);
 

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include "vma_calib.h"
 #include "calib.h"
+#include "procs.h"
 #include "peek.skel.h"
 
 #define MAPS_MAX	64
@@ -69,27 +70,21 @@ static int peek(struct calib *c, __u64 addr)
 static int read_maps(struct calib *c)
 {
 	char line[4352];
-	unsigned maj, min;
 	FILE *f = fopen("/proc/self/maps", "re");
 
 	if (!f)
 		return -errno;
 	c->n = 0;
 	while (c->n < MAPS_MAX && fgets(line, sizeof(line), f)) {
-		struct mapping *m = &c->maps[c->n];
-		unsigned long long s, e, off, ino;
-		char perms[5];
+		struct proc_map m;
 
-		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu", &s, &e, perms,
-			   &off, &maj, &min, &ino) != 7)
+		/* a line without a path is a VMA too; the vsyscall page is none */
+		if (!procs_parse_maps_line(line, &m) && !m.end)
 			continue;
-		/* the vsyscall page is no VMA of ours */
-		if (s >= 0xffff800000000000ULL)
+		if (m.start >= 0xffff800000000000ULL)
 			continue;
-		*m = (struct mapping){ s, e, off, ino, maj << 20 | min,
-				       (perms[0] == 'r') | (perms[1] == 'w') << 1 |
-				       (perms[2] == 'x') << 2 | (perms[3] == 's') << 3 };
-		c->n++;
+		c->maps[c->n++] = (struct mapping){ m.start, m.end, m.pgoff, m.ino,
+						    m.maj << 20 | m.min, m.prot };
 	}
 	fclose(f);
 	return c->n >= 2 ? 0 : -ENOENT;
