@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "calib.h"
+#include "procs.h"
 
 /*
  * Written in assembly so that their first instructions are what kernels
@@ -63,26 +64,24 @@ void sw_calib_call(void (*target)(__u64 *), __u64 *ret);
 /* File offset of an address of ours, from the mapping that holds it. */
 static int self_offset(__u64 addr, char *path, size_t len, unsigned long *off)
 {
-	unsigned long start, end, pgoff;
-	char line[4352], file[4096];
-	FILE *m = fopen("/proc/self/maps", "r");
+	char line[4352];
+	FILE *f = fopen("/proc/self/maps", "re");
 	int err = -ENOENT;
 
-	if (!m)
+	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), m)) {
-		file[0] = 0;
-		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %4095s", &start, &end,
-			   &pgoff, file) < 3)
-			continue;
-		if (addr >= start && addr < end && file[0] == '/') {
-			*off = addr - start + pgoff;
-			snprintf(path, len, "%s", file);
+	while (fgets(line, sizeof(line), f)) {
+		struct proc_map m;
+
+		if (procs_parse_maps_line(line, &m) && m.path[0] == '/' &&
+		    addr >= m.start && addr < m.end) {
+			*off = addr - m.start + m.pgoff;
+			snprintf(path, len, "%s", m.path);
 			err = 0;
 			break;
 		}
 	}
-	fclose(m);
+	fclose(f);
 	return err;
 }
 

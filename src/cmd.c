@@ -11,6 +11,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include "cmd.h"
+#include "procs.h"
 
 /*
  * The file execvp would run, found before the child starts: its search
@@ -183,7 +184,6 @@ static int span_of(pid_t pid, unsigned long long addr, unsigned long long *lo,
 		   unsigned long long *hi, bool *is_exe)
 {
 	char path[64], line[4400], file[4096] = "", exe[4096];
-	unsigned long long s, e;
 	ssize_t n;
 	FILE *f;
 
@@ -198,18 +198,17 @@ static int span_of(pid_t pid, unsigned long long addr, unsigned long long *lo,
 	for (int pass = 0; pass < 2; pass++) {
 		rewind(f);
 		while (fgets(line, sizeof(line), f)) {
-			char *name = strchr(line, '/');
+			struct proc_map m;
 
-			if (!name || sscanf(line, "%llx-%llx", &s, &e) != 2)
+			if (!procs_parse_maps_line(line, &m) || m.path[0] != '/')
 				continue;
-			name[strcspn(name, "\n")] = 0;
-			if (!pass && addr >= s && addr < e) {
-				snprintf(file, sizeof(file), "%s", name);
-				*lo = s;
-				*hi = e;
-			} else if (pass && file[0] && !strcmp(name, file)) {
-				*lo = s < *lo ? s : *lo;
-				*hi = e > *hi ? e : *hi;
+			if (!pass && addr >= m.start && addr < m.end) {
+				snprintf(file, sizeof(file), "%s", m.path);
+				*lo = m.start;
+				*hi = m.end;
+			} else if (pass && file[0] && !strcmp(m.path, file)) {
+				*lo = m.start < *lo ? m.start : *lo;
+				*hi = m.end > *hi ? m.end : *hi;
 			}
 		}
 	}

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "procs.h"
 
 #define LD_CACHE "/etc/ld.so.cache"
 #define CACHE_MAGIC_OLD "ld.so-1.7.0"
@@ -120,11 +121,12 @@ static int from_maps(int pid, const char *prefix, char *buf, size_t size)
 	if (!f)
 		return -ENOENT;
 	while (err == -ENOENT && getline(&line, &len, f) > 0) {
-		char *file = strchr(line, '/'), *base;
+		struct proc_map m;
+		const char *file, *base;
 
-		if (!file)
+		if (!procs_parse_maps_line(line, &m) || m.path[0] != '/')
 			continue;
-		file[strcspn(file, "\n")] = '\0';
+		file = m.path;
 		base = strrchr(file, '/') + 1;
 		if (strstr(file, " (deleted)") || !name_matches(base, prefix))
 			continue;
