@@ -128,17 +128,17 @@ static unsigned calib_shapes(const struct walker *w, const struct sw_targets *t)
 
 /*
  * Whether this kernel attaches probes of kind k through links.  Kernel
- * functions' only where its unwinder is ORC: on a frame-pointer kernel
- * the caller at a kprobe's entry is calibrated for perf kprobes, and no
- * kernel the tests boot has both frame pointers and fprobe to show that
- * a link's entry looks the same.
+ * functions' with either unwinder: fprobe hands a link's program the
+ * registers at the function's entry as a kprobe does, %rsp at the return
+ * address, so the caller the frame-pointer unwinder skips there is found
+ * the same way (the fp612 test kernel: tests/vm/run-tests.sh,
+ * kprobe_links).
  */
 static bool links_for(const struct walker *w, enum sw_probe_kind k)
 {
 	if (k == SW_PROBE_UPROBE)
 		return w->f->link_uprobe_multi;
-	return k == SW_PROBE_KPROBE && w->f->link_kprobe_multi &&
-	       w->f->unwinder == SW_UNWINDER_ORC;
+	return k == SW_PROBE_KPROBE && w->f->link_kprobe_multi;
 }
 
 /*

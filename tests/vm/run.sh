@@ -2,14 +2,15 @@
 # Boots each test kernel under qemu (TCG) with the static tool, the static
 # workloads, tests/vm/run-tests.sh and a fresh ext4 disk, and reports as one
 # TAP stream.  The kernels: every one in ../shared/kernels (a release per
-# eBPF era), Debian's cloud 6.1 and 6.12 and a 6.1 built with frame
-# pointers.  Two boot at a time.  A kernel that does not boot, or a runner
+# eBPF era), Debian's cloud 6.1 and 6.12, a 6.1 built with frame
+# pointers and a 6.12 built with frame pointers and fprobe.  Two boot at a time.  A kernel that does not boot, or a runner
 # that does not report, fails.
 set -u
 cd "$(dirname "$0")/../.."
 B=build
 S=$B/tests/workloads/static
-kernels=(cloud:$B/vm/cloud/vmlinuz cloud612:$B/vm/cloud612/vmlinuz fp:$B/vm/fp/bzImage)
+kernels=(cloud:$B/vm/cloud/vmlinuz cloud612:$B/vm/cloud612/vmlinuz fp:$B/vm/fp/bzImage
+	fp612:$B/vm/fp612/bzImage)
 for k in ../shared/kernels/*/bzImage; do
 	[ -e "$k" ] && kernels+=("$(basename "$(dirname "$k")"):$k")
 done

@@ -2,7 +2,8 @@
 # Included from the top Makefile; paths are relative to the repo root.
 #
 #   make vm-kernels   fetch Debian's cloud kernels (6.1 and 6.12), build
-#                     the fp kernel (all cached: a second run does nothing)
+#                     the fp kernels (6.1; 6.12 with fprobe) (all cached:
+#                     a second run does nothing)
 #   make vm-smoke     boot them with a static probe program, print facts
 #   make vm-clean     remove build/vm (kernels included)
 #
@@ -20,8 +21,9 @@ VM_DIR          := $(BUILD)/vm
 VM_CLOUD_KERNEL := $(VM_DIR)/cloud/vmlinuz
 VM_CLOUD612_KERNEL := $(VM_DIR)/cloud612/vmlinuz
 VM_FP_KERNEL    := $(VM_DIR)/fp/bzImage
+VM_FP612_KERNEL := $(VM_DIR)/fp612/bzImage
 VM_FP_VMLINUX   := $(VM_DIR)/fp/obj/vmlinux
-VM_KERNELS      := $(VM_CLOUD_KERNEL) $(VM_CLOUD612_KERNEL) $(VM_FP_KERNEL)
+VM_KERNELS      := $(VM_CLOUD_KERNEL) $(VM_CLOUD612_KERNEL) $(VM_FP_KERNEL) $(VM_FP612_KERNEL)
 VM_MKINITRAMFS  := tests/vm/mkinitramfs.sh
 VM_BOOT         := tests/vm/boot.sh
 
@@ -40,7 +42,10 @@ $(VM_CLOUD612_KERNEL):
 	tests/vm/fetch-cloud-kernel.sh $(@D) 6.12 $(VM_CLOUD612_PKG)
 
 $(VM_FP_KERNEL): tests/vm/fp-kernel.config tests/vm/build-fp-kernel.sh
-	tests/vm/build-fp-kernel.sh $(@D) tests/vm/fp-kernel.config
+	tests/vm/build-fp-kernel.sh $(@D) 6.1 tests/vm/fp-kernel.config
+
+$(VM_FP612_KERNEL): tests/vm/fp-kernel.config tests/vm/fp612-kernel.config tests/vm/build-fp-kernel.sh
+	tests/vm/build-fp-kernel.sh $(@D) 6.12 tests/vm/fp-kernel.config tests/vm/fp612-kernel.config
 
 vm-smoke: $(VM_KERNELS)
 	tests/vm/smoke.sh $(VM_KERNELS)
