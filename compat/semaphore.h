@@ -9,11 +9,7 @@
 
 #include <sys/types.h>
 
-/*
- * Add delta to the 16-bit semaphore at file offset sem_off of path, as
- * mapped (writable) in process pid.  -ENOENT: path is not mapped there.
- */
-int semaphore_add(pid_t pid, const char *path, unsigned long sem_off,
-		     int delta);
+/* Add delta to the 16-bit semaphore at address addr of process pid. */
+int semaphore_add(pid_t pid, unsigned long addr, int delta);
 
 #endif

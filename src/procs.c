@@ -548,6 +548,29 @@ bool procs_parse_maps_line(char *line, struct proc_map *m)
 	return *path;
 }
 
+int procs_writable_at(uint32_t pid, uint64_t ino, uint64_t off, uint64_t *addr)
+{
+	char path[64], line[4352];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (err && fgets(line, sizeof(line), f)) {
+		struct proc_map m;
+
+		if (!procs_parse_maps_line(line, &m) || m.ino != ino ||
+		    !(m.prot & 2) || off < m.pgoff || off - m.pgoff >= m.end - m.start)
+			continue;
+		*addr = m.start + (off - m.pgoff);
+		err = 0;
+	}
+	fclose(f);
+	return err;
+}
+
 static void load_comm(struct proc *pr, uint32_t pid)
 {
 	char path[64], comm[PROCS_COMM_LEN + 2];

@@ -44,6 +44,14 @@ struct proc_map {
  */
 bool procs_parse_maps_line(char *line, struct proc_map *m);
 
+/*
+ * Where file offset off of the file with inode ino is mapped writable in
+ * pid (a data segment's private copy): 0, -ENOENT, or -errno.  By inode
+ * alone, as a file seen through overlayfs has another device in the
+ * process's maps than stat() gives.
+ */
+int procs_writable_at(uint32_t pid, uint64_t ino, uint64_t off, uint64_t *addr);
+
 /* The process of a thread, while it lives; the thread itself after. */
 uint32_t procs_tgid_of(uint32_t tid);
 

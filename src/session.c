@@ -320,6 +320,19 @@ static bool needs_semaphores(const struct sw_targets *ts)
 	return false;
 }
 
+/* Add delta to the semaphore at file offset off of path, as pid maps it. */
+static int semaphore_at(pid_t pid, const char *path, uint64_t off, int delta)
+{
+	struct stat st;
+	uint64_t addr;
+	int err;
+
+	if (stat(path, &st))
+		return -errno;
+	err = procs_writable_at(pid, st.st_ino, off, &addr);
+	return err ? err : semaphore_add(pid, addr, delta);
+}
+
 /* Add delta to each USDT semaphore this kernel leaves to us, once each. */
 static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
 {
@@ -336,7 +349,7 @@ static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
 			       !strcmp(ts->v[j].spec.path, tg->spec.path);
 		if (seen)
 			continue;
-		err = semaphore_add(pid, tg->spec.path, tg->semaphore, delta);
+		err = semaphore_at(pid, tg->spec.path, tg->semaphore, delta);
 		if (err && delta > 0)
 			return err;
 	}
@@ -649,7 +662,7 @@ static int open_walker(struct session *s, __u64 *need)
 	for (;;) {
 		/* the callers the %rbp chain misses, for a walker without CFI */
 		if (d->uframes != SW_UFRAMES_NONE && s->wo.ustack)
-			uframe_rules(&s->targets);
+			s->uframe_clashes = uframe_rules(&s->targets);
 		s->wo.beside_load = s->hooks && s->hooks->start ? start_beside : NULL;
 		s->wo.beside_ctx = s;
 		s->beside_ran = false;
@@ -825,6 +838,12 @@ int session_start(struct session *s)
 	if (s->hooks && s->hooks->started)
 		s->hooks->started(s);
 	session_warn_skipped_targets(s);
+	if (s->uframe_clashes)
+		fprintf(stderr, "%s: %zu probes inside functions share their "
+			"offset in a page with one whose CFI row differs, and get "
+			"no caller rule: where the %%rbp chain skips their callers, "
+			"those are lost; trace them in separate runs\n", s->o.tool,
+			s->uframe_clashes);
 	if (s->o.pid && needs_semaphores(&s->targets)) {
 		e = semaphores(&s->targets, s->o.pid, 1);
 		if (e)

@@ -60,8 +60,10 @@ static void rules_of_file(struct sw_targets *t, size_t first)
 	elf_file_free(ef);
 }
 
-void uframe_rules(struct sw_targets *t)
+size_t uframe_rules(struct sw_targets *t)
 {
+	size_t n = 0;
+
 	for (size_t i = 0; i < t->n; i++)
 		if (!t->v[i].uframe_read && t->v[i].role == SW_ROLE_UINSIDE &&
 		    t->v[i].spec.kind == SW_PROBE_UPROBE)
@@ -79,6 +81,9 @@ void uframe_rules(struct sw_targets *t)
 		}
 	}
 	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].uframe_clash)
+		if (t->v[i].uframe_clash) {
 			t->v[i].uframe = 0;
+			n++;
+		}
+	return n;
 }

@@ -16,9 +16,10 @@
 /*
  * Each uprobe target of t inside a function gets its rule (tg->uframe,
  * 0: the %rbp chain is right there, or nothing tells) and the key it is
- * found by; probes whose keys collide with another rule get none.
- * Tables that cannot be read give no rule: the walk stays as it was.
+ * found by; probes whose keys collide with another rule get none, and
+ * are counted in the return.  Tables that cannot be read give no rule:
+ * the walk stays as it was.
  */
-void uframe_rules(struct sw_targets *t);
+size_t uframe_rules(struct sw_targets *t);
 
 #endif

@@ -116,6 +116,24 @@ EOF
 	cfipaths_folded fp t:syscalls:sys_enter_getppid <<<"cfipaths;[unknown];main;syscall 11"
 }
 
+# Two USDT probes at the same offset in their pages, whose CFI rows put
+# the return address at different depths: the rules' map holds one rule
+# per offset (bpf/stackwalk.h, SW_UFRAMES), so neither gets one, and the
+# run says so rather than lose main silently.
+@test "fp, getstack, stackmap: USDT probes whose caller rules share a key get none, said in one line" {
+	local msg="stackcount: 2 probes inside functions share their offset in a page with one whose CFI row differs, and get no caller rule: where the %rbp chain skips their callers, those are lost; trace them in separate runs"
+	for w in fp getstack stackmap; do
+		run --separate-stderr "$SC" -f -U --walker $w "u:$W/uclash:clash_b" -- "$W/uclash" 2
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		[ "$output" = "uclash;[unknown];main;clash_b 2" ]
+		run --separate-stderr "$SC" -f -U --walker $w "u:$W/uclash:*" -- "$W/uclash" 3
+		[ "$status" -eq 0 ]
+		[ "$stderr" = "$msg" ]
+		[ "$(sort <<<"$output")" = "$(printf '%s\n' 'uclash;[unknown];clash_a 3' 'uclash;[unknown];clash_b 3')" ]
+	done
+}
+
 # ---- the cfi walker ----
 
 # Past main's caller the tables go on to __libc_start_main and _start,

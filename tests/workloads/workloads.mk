@@ -10,7 +10,7 @@ WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases
              $(WL_DIR)/ia32 $(WL_DIR)/cfipaths \
              $(WL_DIR)/unprobeable $(WL_DIR)/sigpaths $(WL_DIR)/vdsopaths \
              $(WL_DIR)/firstinsn $(WL_DIR)/manymaps $(WL_DIR)/spin $(WL_DIR)/reuse \
-             $(WL_DIR)/farcode $(WL_DIR)/labels
+             $(WL_DIR)/farcode $(WL_DIR)/labels $(WL_DIR)/uclash
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
