@@ -520,6 +520,38 @@ cfi_traced() {
 	[ $st = 0 ] && echo tool | expect /tmp/cmd && echo 0 | expect /tmp/kid
 }
 
+# A process started while the tool is stopped (SIGSTOP) has no table of
+# its binary when it runs: its list, made at exec (BPF, 4.18-5.16) or its
+# VMAs (5.17+), names the mapping without one; every event is walked by
+# frame pointers, counted and said
+cfi_untabled() {
+	bg $SC /tmp/u.out '^Tracing' -U --walker cfi u:./cfipaths:frameless || return 1
+	kill -STOP $BG
+	./cfipaths
+	kill -CONT $BG
+	bg_stop /tmp/u.out || return 1
+	# Walked from a list or the VMAs, the frame-pointer steps end where
+	# one would not lie above the last: the walk's own check, said.  A
+	# 6.1+ kernel without BTF has neither: the kernel's unwinder walks
+	# those events, on through what %rbp points at.
+	R='  frameless
+  main
+  __libc_start_call_main'
+	CUT="3 user stacks end early: the walk met CFI it cannot follow (a CFA from a register other than %rsp and %rbp, or an expression) or a CFA not above the frame's own, and left the callers beyond out rather than guess them"
+	if ! $SC --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$' && ge 6 1; then
+		R="$R
+  register_tm_clones
+  [unknown]"
+		CUT=
+	fi
+	printf 'Tracing 1 functions for "u:./cfipaths:frameless"... Hit Ctrl-C to end.\n\n%s\n    3\n\nDetaching...\n' \
+		"$R" | expect /tmp/u.out || return 1
+	{
+		echo "the user frames of 3 events were found by frame pointers where unwind tables were not loaded yet (a process, or a library, that came after its maps were read), so callers of code without frame pointers may be missing or wrong"
+		[ -n "$CUT" ] && echo "$CUT"
+	} | expect /tmp/u.out.err
+}
+
 # 4.18-5.16 without lists built in BPF: COMMAND held while its loader maps
 # its libraries, each table read before its code runs
 cfi_held() {
@@ -877,6 +909,7 @@ if ge 4 18; then
 	t "cfi: a child of fork and its parent, every caller from the first event" cfi_fork
 	t "cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic
 	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut
+	t "cfi: a process whose binary has no table yet: each event counted and said" cfi_untabled
 	t "cfi, -- COMMAND: never traced by the tool where BPF finds its mappings, nor what it starts" cfi_traced
 	ge 5 17 || t "cfi, dynamic, STACKWALK_NO_VMA_LISTS=1: COMMAND held while its loader runs, the same callers" cfi_held
 	t "cfi, a uprobe wildcard: through multi-probe links where the kernel has them, every stack exact" cfi_links
