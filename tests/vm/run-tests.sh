@@ -414,6 +414,17 @@ usdt_frameless() {
 		expect /tmp/f.m
 }
 
+# A USDT probe behind a semaphore in a leaf that keeps no frame: the
+# semaphore set (by the kernel from 4.20, by the tool before), the probe
+# fired each call, and its caller given by every walker
+usdt_semleaf() {	# WALKER
+	sc /tmp/s.$1 -f -U --walker $1 u:./semleaf:guarded -- ./semleaf || return 1
+	[ "$(grep -c '^fired$' /tmp/s.$1)" = 3 ] || return 1
+	sed -nE 's/^semleaf;(.*;)?main;/semleaf;...;main;/p' /tmp/s.$1 | sort > /tmp/s.m
+	printf '%s\n' 'semleaf;...;main;g_a;guarded 1' 'semleaf;...;main;g_b;guarded 2' |
+		expect /tmp/s.m
+}
+
 usdt_semaphore() {	# tock fires only while the tool holds its semaphore
 	sc /tmp/u.out -f -U 'u:./usdt:t*' -- ./usdt 3 || return 1
 	sed -E 's/^usdt;.*;main;/usdt;...;main;/' /tmp/u.out | sort > /tmp/u.m
@@ -897,6 +908,7 @@ if ge 4 3; then
 		t "uprobe, $w: a function that starts with endbr64" uprobe_endbr_exact $w
 		[ $w = cfi ] ||
 			t "USDT, $w: the caller the %rbp chain skips, from the probe's CFI row, static and dynamic" usdt_frameless $w
+		t "USDT, $w: behind a semaphore in a frameless leaf, set, fired, its caller kept" usdt_semleaf $w
 	done
 	t "USDT: exact counts, the semaphore set" usdt_semaphore
 else

@@ -10,7 +10,7 @@ WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases
              $(WL_DIR)/ia32 $(WL_DIR)/cfipaths \
              $(WL_DIR)/unprobeable $(WL_DIR)/sigpaths $(WL_DIR)/vdsopaths \
              $(WL_DIR)/firstinsn $(WL_DIR)/manymaps $(WL_DIR)/spin $(WL_DIR)/reuse \
-             $(WL_DIR)/farcode $(WL_DIR)/labels $(WL_DIR)/uclash
+             $(WL_DIR)/farcode $(WL_DIR)/labels $(WL_DIR)/uclash $(WL_DIR)/semleaf
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
@@ -52,7 +52,8 @@ $(WL_DIR)/%: tests/workloads/%.cc | $(BUILD)/.test-deps
 # The same workloads, static, for the test VMs (their initramfs has no libc).
 STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt $(WL_DIR)/static/snoop \
                     $(WL_DIR)/static/sysc $(WL_DIR)/static/phases \
-                    $(WL_DIR)/static/cfipaths $(WL_DIR)/static/mapupd
+                    $(WL_DIR)/static/cfipaths $(WL_DIR)/static/mapupd \
+                    $(WL_DIR)/static/semleaf
 
 $(WL_DIR)/static/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
