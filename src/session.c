@@ -25,11 +25,8 @@
 #include "output.h"
 #include "untrusted.h"
 #include "version.h"
-#include "../compat/semaphore.h"
 #include "vec.h"
 
-/* How long COMMAND has to end on SIGTERM before it gets SIGKILL. */
-#define CMD_GRACE_MS 5000
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -312,50 +309,6 @@ static void print_features(struct session *s)
 		d ? why : no);
 }
 
-static bool needs_semaphores(const struct sw_targets *ts)
-{
-	for (size_t i = 0; i < ts->n; i++)
-		if (ts->v[i].semaphore)
-			return true;
-	return false;
-}
-
-/* Add delta to the semaphore at file offset off of path, as pid maps it. */
-static int semaphore_at(pid_t pid, const char *path, uint64_t off, int delta)
-{
-	struct stat st;
-	uint64_t addr;
-	int err;
-
-	if (stat(path, &st))
-		return -errno;
-	err = procs_writable_at(pid, st.st_ino, off, &addr);
-	return err ? err : semaphore_add(pid, addr, delta);
-}
-
-/* Add delta to each USDT semaphore this kernel leaves to us, once each. */
-static int semaphores(const struct sw_targets *ts, pid_t pid, int delta)
-{
-	for (size_t i = 0; i < ts->n; i++) {
-		const struct sw_target *tg = &ts->v[i];
-		bool seen = false;
-		int err;
-
-		/* a tracepoint or kprobe has no semaphore, nor a path */
-		if (!tg->semaphore)
-			continue;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = ts->v[j].semaphore == tg->semaphore &&
-			       !strcmp(ts->v[j].spec.path, tg->spec.path);
-		if (seen)
-			continue;
-		err = semaphore_at(pid, tg->spec.path, tg->semaphore, delta);
-		if (err && delta > 0)
-			return err;
-	}
-	return 0;
-}
-
 /* Exited processes kept before the first eviction, and added before each next. */
 #define EVICT_MIN 256
 
@@ -578,32 +531,6 @@ static int refuse_all(struct session *s)
 		   sizeof(what)), refused_why(tg, true, why, sizeof(why)));
 }
 
-static int spawn(struct session *s)
-{
-	int e;
-
-	e = cmd_spawn(&s->cmd, s->o.command, &s->oldmask);
-	if (e) {
-		die(s, "cannot run %s: %s; check the command", s->o.command[0],
-		    strerror(-e));
-		return 127;
-	}
-	s->have_cmd = true;
-	if (s->procs && procs_trace(s->procs, s->cmd.pid)) {
-		die(s, "out of memory");
-		return 1;
-	}
-	if (!walker_can_follow(&s->f)) {
-		/* a 4.4 kernel hooks fork with a kretprobe; none here */
-		fprintf(stderr, "%s: this kernel has no kprobes to see forks "
-			"with, so only %s itself is traced, not the processes "
-			"it starts\n", s->o.tool, s->o.command[0]);
-		s->wo.follow = false;
-		s->wo.pid = s->cmd.pid;
-	}
-	return 0;
-}
-
 /* How the targets were attached: --debug, and the tests, tell links apart. */
 static void debug_attached(struct session *s)
 {
@@ -811,7 +738,7 @@ int session_start(struct session *s)
 	e = refuse_all(s);
 	if (e)
 		return e;
-	if (needs_semaphores(&s->targets) && !s->o.pid && !s->o.command)
+	if (session_needs_semaphores(&s->targets) && !s->o.pid && !s->o.command)
 		return die(s, "USDT probes of \"%s\" have semaphores, which this "
 			   "kernel does not set (4.20+ does); give -p PID or -- "
 			   "COMMAND so that %s sets them", s->o.pattern, s->o.tool);
@@ -819,7 +746,7 @@ int session_start(struct session *s)
 		return die(s, "out of memory");
 	if (stopped(s))
 		return stopped(s);
-	if (s->o.command && (e = spawn(s)))
+	if (s->o.command && (e = session_spawn(s)))
 		return e;
 	/*
 	 * Loading and attaching can take seconds (a large stack map, many
@@ -844,8 +771,8 @@ int session_start(struct session *s)
 			"no caller rule: where the %%rbp chain skips their callers, "
 			"those are lost; trace them in separate runs\n", s->o.tool,
 			s->uframe_clashes);
-	if (s->o.pid && needs_semaphores(&s->targets)) {
-		e = semaphores(&s->targets, s->o.pid, 1);
+	if (s->o.pid && session_needs_semaphores(&s->targets)) {
+		e = session_semaphores(&s->targets, s->o.pid, 1);
 		if (e)
 			return die(s, "cannot set the USDT semaphores in PID %d: %s",
 				   s->o.pid, strerror(-e));
@@ -856,43 +783,6 @@ int session_start(struct session *s)
 	if (s->o.duration)
 		s->end_at = session_now_ms() + s->o.duration * 1000;
 	return stopped(s);
-}
-
-int session_go(struct session *s)
-{
-	int e;
-
-	if (!s->have_cmd)
-		return 0;
-	/*
-	 * Held at its first instruction while its semaphores are set, and
-	 * where the walker asks, until the loader has mapped its libraries.
-	 */
-	s->cmd.stop_at_exec = needs_semaphores(&s->targets) ||
-			      (s->hooks && s->hooks->hold_at_exec &&
-			       s->hooks->hold_at_exec(s));
-	e = s->hooks && s->hooks->command ? s->hooks->command(s) : 0;
-	if (e)
-		return e;
-	e = cmd_go(&s->cmd);
-	if (!e && s->cmd.at_exec) {
-		e = semaphores(&s->targets, s->cmd.pid, 1);
-		if (e)
-			die(s, "cannot set the USDT semaphores in %s: %s (only its "
-			    "own image's, not libraries', can be set at its "
-			    "start)", s->o.command[0], strerror(-e));
-		if (s->hooks && s->hooks->at_exec)
-			s->hooks->at_exec(s);
-		cmd_resume(&s->cmd);
-		e = 0;
-	}
-	if (e) {
-		s->have_cmd = false;
-		die(s, "cannot run %s: %s; check the command", s->o.command[0],
-		    strerror(-e));
-		return 127;
-	}
-	return 0;
 }
 
 long long session_now_ms(void)
@@ -1052,49 +942,13 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 	}
 }
 
-/*
- * COMMAND has been sent SIGTERM: its wait status once it ends.  One that
- * ignores SIGTERM is killed after CMD_GRACE_MS, or at once on another
- * Ctrl-C, so that nothing it does can hold the tool.
- */
-static int end_cmd(struct session *s)
-{
-	long long kill_at = session_now_ms() + CMD_GRACE_MS;
-	struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
-	struct signalfd_siginfo si;
-	int ws, timeout;
-
-	while (cmd_wait(&s->cmd, &ws, WNOHANG) == 0) {
-		if (s->nr_signals < 2) {
-			timeout = (int)(kill_at - session_now_ms());
-			if (timeout > 0 && poll(&pfd, 1, timeout) != 0) {
-				while (read(s->sigfd, &si, sizeof(si)) == sizeof(si))
-					s->nr_signals += si.ssi_signo != SIGCHLD;
-				continue;
-			}
-		}
-		kill(s->cmd.pid, SIGKILL);
-		if (s->nr_signals < 2)
-			fprintf(stderr, "%s: %s did not end within %d s of SIGTERM: "
-				"killed it (SIGKILL)\n", s->o.tool,
-				s->o.command[0], CMD_GRACE_MS / 1000);
-		else
-			fprintf(stderr, "%s: %s had not ended on SIGTERM at the "
-				"second signal: killed it (SIGKILL)\n", s->o.tool,
-				s->o.command[0]);
-		cmd_wait(&s->cmd, &ws, 0);
-		break;
-	}
-	return ws;
-}
-
 int session_stop(struct session *s)
 {
 	session_report_losses(s);
 	/* the counts are read: let the kernel detach without us waiting */
 	walker_detach_async(s->w);
 	if (s->sema_pid)
-		semaphores(&s->targets, s->sema_pid, -1);
+		session_semaphores(&s->targets, s->sema_pid, -1);
 	if (s->have_cmd) {
 		/*
 		 * Tracing ended first (-D, a signal): end it, as perf record
@@ -1102,7 +956,7 @@ int session_stop(struct session *s)
 		 */
 		session_flush(s);
 		kill(s->cmd.pid, SIGTERM);
-		s->cmd_status = cmd_exit_code(end_cmd(s));
+		s->cmd_status = cmd_exit_code(session_end_cmd(s));
 		s->have_cmd = false;
 	}
 	return s->o.command ? s->cmd_status : 0;

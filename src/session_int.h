@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the session's parts share, and no one else: session.c (the run),
- * session_opts.c (the options), session_unwind.c (the cfi walker's
- * tables over a run, through struct session_hooks), session_lost.c
- * (what was lost, said at the end).
+ * session_opts.c (the options), session_cmd.c (-- COMMAND and USDT
+ * semaphores), session_unwind.c (the cfi walker's tables over a run,
+ * through struct session_hooks), session_lost.c (what was lost, said at
+ * the end).
  */
 #ifndef SW_SESSION_INT_H
 #define SW_SESSION_INT_H
@@ -54,5 +55,14 @@ struct session_hooks {
 const struct session_hooks *session_hooks_of(enum sw_walker kind);
 
 void session_report_losses(struct session *s);
+
+/* session_cmd.c: whether a target has a semaphore the kernel leaves to us */
+bool session_needs_semaphores(const struct sw_targets *ts);
+/* add delta to each semaphore of ts in pid, once each: 0 or -errno */
+int session_semaphores(const struct sw_targets *ts, pid_t pid, int delta);
+/* COMMAND forked, waiting for session_go: 0, or the exit status, said */
+int session_spawn(struct session *s);
+/* COMMAND, sent SIGTERM: its wait status once it ends */
+int session_end_cmd(struct session *s);
 
 #endif /* SW_SESSION_INT_H */
