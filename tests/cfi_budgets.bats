@@ -163,11 +163,19 @@ libc_copy() {	# DIR [RUN-AS...]
 	# tool has ended (their output is not the run's, which would wait for
 	# it): a process that ended before its mappings were read needs no
 	# tables (nothing of it can fire), so a short one's copy may never be
-	# tried, as happened under load
+	# tried, as happened under load.  And cfipaths starts only once each
+	# cat has mapped its copy: one still in setpriv or env when the run
+	# ended was never tried either (CI, once)
 	as_nobody mkfifo "$H/hold"
 	cat > "$BATS_TEST_TMPDIR/run.sh" <<SH
 for i in 1 2 3 4 5; do
 	${NOBODY[*]} env LD_LIBRARY_PATH=$H/c\$i cat $H/hold > /dev/null 2>&1 &
+	n=0
+	until grep -q "$H/c\$i/libc.so.6" /proc/\$!/maps 2> /dev/null; do
+		n=\$((n + 1))
+		[ \$n -le 1000 ] || exit 1
+		sleep 0.01
+	done
 done
 LD_LIBRARY_PATH=$BATS_TEST_TMPDIR/root exec $W/cfipaths
 SH
