@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * The cfi walker (4.18+): kernel frames as the getstack walker has them,
- * in its keys and counts (bpf/getstack.bpf.h); user frames unwound from
- * the binaries' own unwind tables (bpf/cfi_walk.bpf.h).
+ * The cfi walker (4.9+): kernel frames as the getstack walker has them,
+ * in its keys and counts (bpf/getstack.bpf.h), or before bpf_get_stack
+ * (4.9-4.17, SW_GS_LEGACY) as the stackmap walker does, by stack id;
+ * user frames unwound from the binaries' own unwind tables
+ * (bpf/cfi_walk.bpf.h).
  */
 #include "common.bpf.h"
 #include "cfi_walk.bpf.h"
@@ -21,10 +23,83 @@ GS_UPROBE(_small, gsc_event, SW_GS_SMALL)
  * tail calls (the most a chain may make) reach 128 frames.
  */
 #define GS_CFI_FRAMES	4
+/*
+ * SW_GS_LEGACY: 2 (24 tail calls reach SW_CFL_FRAMES, and the count is
+ * one more), as 4.14's verifier walks the paths of 4 frames past its
+ * 131,072 instructions (4.19's prunes them); 1 before 4.14, whose
+ * verifier walks those of 2 past its 98,304, and whose walks then end at
+ * the 32 tail calls a chain may make (SW_STOP_DEPTH, marked and counted).
+ */
+#define GS_CFL_STEPS		2
+#define GS_CFL_STEPS_49		1
+/*
+ * SW_GS_LEGACY's frames at most: SW_CFL_FRAMES, or as many as 30 walk
+ * programs of s frames take, the event's tail call and the count's left
+ * of the 32 a chain may make: the count's must never fail.
+ */
+#define GS_CFL_MAX(s)	(SW_CFL_FRAMES_EARLY * (s) < SW_CFL_FRAMES ?		\
+			 SW_CFL_FRAMES_EARLY * (s) : SW_CFL_FRAMES)
 
-/* the walk programs, by mode */
-SW_PROG_ARRAY(cfi_tails_kp, SW_GS_MODES);
-SW_PROG_ARRAY(cfi_tails_tp, SW_GS_MODES);
+/*
+ * The walk programs, by mode; SW_GS_MODES stays empty (gs_cfi_walk_loop),
+ * and GS_CFL_COUNT counts SW_GS_LEGACY's key
+ */
+#define GS_CFL_COUNT	(SW_GS_MODES + 1)
+SW_PROG_ARRAY(cfi_tails_kp, GS_CFL_COUNT + 1);
+SW_PROG_ARRAY(cfi_tails_tp, GS_CFL_COUNT + 1);
+
+/*
+ * SW_GS_LEGACY (no bpf_get_stack, 4.9-4.17): the key built per CPU, its
+ * kernel side in a stack map, counted by the whole key.  A frame's index
+ * is masked to 64 slots as well as bounded (gs_cfl_put): the slots past
+ * the key keep that in bounds.
+ */
+#define GS_CFL_SLOTS	64
+struct gs_cfl_scratch {
+	struct sw_cfl_key key;
+	__u64 past[GS_CFL_SLOTS - SW_CFL_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gs_cfl_scratch);
+} scratch_cfl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sw_cfl_key);
+	__type(value, __u64);
+} counts_cfl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, SW_MAX_FRAMES * sizeof(__u64));
+} kstacks SEC(".maps");
+
+/*
+ * Frame n of SW_GS_LEGACY's key.  4.9's verifier knows no lower bound of
+ * an index compared unsigned but one a mask gives, loses the bounds of a
+ * map value's address spilled to the stack, and of one a constant was
+ * added to: the address is looked up afresh, and the offset added to it
+ * as one number.
+ */
+static __always_inline void gs_cfl_put(__u64 n, __u64 v)
+{
+	__u64 off = sw_bound(n, SW_CFL_FRAMES - 1) & (GS_CFL_SLOTS - 1);
+	__u32 zero = 0;
+	char *scr;
+
+	off = sw_opaque(sw_opaque(off * 8) + __builtin_offsetof(struct sw_cfl_key, ip));
+	scr = bpf_map_lookup_elem(&scratch_cfl, &zero);
+	if (scr)
+		*(__u64 *)(scr + off) = v;
+}
 
 /*
  * The mode's record (a struct gsc_scratch or sw_gs_record) and cfi state,
@@ -44,8 +119,12 @@ static __always_inline int gs_cfi_parts(const int mode, const int create,
 		*st = &w->st;
 		return 0;
 	}
-	*scr = mode == SW_GS_SMALL ? bpf_map_lookup_elem(&scratch_small, &zero) :
-				  bpf_map_lookup_elem(&scratch, &zero);
+	if (mode == SW_GS_LEGACY)
+		*scr = bpf_map_lookup_elem(&scratch_cfl, &zero);
+	else if (mode == SW_GS_SMALL)
+		*scr = bpf_map_lookup_elem(&scratch_small, &zero);
+	else
+		*scr = bpf_map_lookup_elem(&scratch, &zero);
 	*st = bpf_map_lookup_elem(&cfi_state, &zero);
 	return *scr && *st ? 0 : -1;
 }
@@ -53,6 +132,8 @@ static __always_inline int gs_cfi_parts(const int mode, const int create,
 /* Where the user frames go in the scratch record's key. */
 static __always_inline __u64 *gs_cfi_ubuf(void *scr, const int mode, __u64 nk)
 {
+	if (mode == SW_GS_LEGACY)
+		return ((struct sw_cfl_key *)scr)->ip;
 	if (mode == SW_GS_SMALL)
 		return &((struct gsc_scratch *)scr)->u[1];
 	return &((struct sw_gs_record *)scr)->key.ip[sw_bound(nk, SW_MAX_FRAMES + 1)];
@@ -60,9 +141,17 @@ static __always_inline __u64 *gs_cfi_ubuf(void *scr, const int mode, __u64 nk)
 
 /* The user walk has ended: count or send the stack. */
 static __always_inline void gs_cfi_done(void *ctx, void *scr, __u64 nk,
-					__u64 nu, __u8 ustop, const int mode)
+					__u64 nu, __u8 ustop, const int mode,
+					void *tails)
 {
-	if (mode == SW_GS_SMALL) {
+	if (mode == SW_GS_LEGACY) {
+		struct sw_cfl_key *k = scr;
+
+		k->h.ustop = ustop;
+		k->h.nu = nu;
+		bpf_tail_call(ctx, tails, GS_CFL_COUNT);
+		sw_lost(SW_LOST_TAILCALL);
+	} else if (mode == SW_GS_SMALL) {
 		struct gsc_scratch *s = scr;
 
 		s->key.h.ustop = ustop;
@@ -73,6 +162,50 @@ static __always_inline void gs_cfi_done(void *ctx, void *scr, __u64 nk,
 		rec->key.h.ustop = ustop;
 		gs_done(ctx, rec, nk, nu, GS_EMITS(mode));
 	}
+}
+
+/*
+ * SW_CFG_UBP_CHAIN: the user's %rbp, the first value of the kernel's
+ * frame-pointer chain from bp that is no kernel address (the syscall's
+ * first function saved it); 0 if not found within 32 frames.
+ */
+static __always_inline int gs_cfl_chain_bp(__u64 bp, __u64 *ubp)
+{
+#pragma unroll
+	for (int i = 0; i < 32; i++) {
+		if (bp < SW_CFI_USER_MAX) {
+			*ubp = bp;
+			return 1;
+		}
+		if (bpf_probe_read(&bp, sizeof(bp), (void *)bp))
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * SW_GS_LEGACY: a child of fork walks with the list of the process it was
+ * forked from (or that one's, if it was forked too) until it runs exec or
+ * gets a list of its own: before 4.16 a list cannot be copied in BPF
+ * (gs_cfl_fork).  By the child's id; gone at its exec and exit.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SW_CFI_PROCS_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+} cfi_alias SEC(".maps");
+
+/* The list *tgid's process walks with, its owner into *tgid; or NULL. */
+static __always_inline struct sw_cfi_proc *gs_cfl_alias(__u32 *tgid)
+{
+	__u32 *a = bpf_map_lookup_elem(&cfi_alias, tgid);
+
+	if (!a)
+		return NULL;
+	/* a key on the stack: 4.14 takes none from a map value */
+	*tgid = *a;
+	return bpf_map_lookup_elem(&cfi_procs, tgid);
 }
 
 /*
@@ -90,12 +223,38 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 	void *scr;
 	struct cfi_state *st;
 	__u8 ustop = SW_STOP_NO_USER;
-	int regs;
+	__u32 list;
+	int regs, bp_ok = 1;
 
 	cfg = sw_filter(1, SW_BRANCHY, &id);
 	if (!cfg || gs_cfi_parts(mode, 1, &scr, &st))
 		return 0;
-	if (mode == SW_GS_SMALL) {
+	if (mode == SW_GS_LEGACY) {
+		struct sw_cfl_key *k = scr;
+		struct sw_key_hdr h = {};
+		__u64 caller = 0;
+		long kid = -SW_EFAULT;
+
+		/* on the stack first: 4.9's helpers write nowhere else */
+		sw_key_hdr(&h, cfg, id, SW_BRANCHY);
+		h.kstop = SW_STOP_NONE;
+		h.nk = 0;
+		if (cfg->flags & SW_CFG_KSTACK) {
+			kid = sw_stackid(ctx, &kstacks, 0, SW_LOST_KCOLLISION);
+			if (kid < 0 && kid != -SW_EFAULT)
+				return 0;
+			/* the stored stack cannot be edited: the caller aside */
+			if (kentry && (cfg->flags & SW_CFG_KENTRY))
+				bpf_probe_read(&caller, 8, (void *)sp);
+		}
+		k->h = h;
+		k->kid = kid;
+		k->pad = 0;
+		k->kcaller = caller;
+#pragma unroll
+		for (int i = 0; i < SW_CFL_FRAMES; i++)
+			k->ip[i] = 0;
+	} else if (mode == SW_GS_SMALL) {
 		struct gsc_scratch *s = scr;
 
 		sw_key_hdr(&s->key.h, cfg, id, SW_BRANCHY);
@@ -118,22 +277,31 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 	nk = sw_bound(nk, SW_MAX_FRAMES + 1);
 	ubuf = gs_cfi_ubuf(scr, mode, nk);
 	/* the rest of the side zeroed, as bpf_get_stack leaves it */
-	if (!GS_EMITS(mode)) {
+	if (!GS_EMITS(mode) && mode != SW_GS_LEGACY) {
 #pragma unroll
 		for (int i = 0; i < SW_MAX_FRAMES; i++)
 			ubuf[i] = 0;
 	}
 	regs = cfg->flags & SW_CFG_USTACK ?
 	       cfi_user_regs(ctx, cfg, user_ctx, sp, &pc, &usp, &bp) : CFI_REGS_NONE;
+	/* a stale %rbp is not followed: the frames that need it end the walk */
+	if (mode == SW_GS_LEGACY && kentry && regs == CFI_REGS_64 &&
+	    (cfg->flags & SW_CFG_UBP_CHAIN))
+		bp_ok = gs_cfl_chain_bp(PT_REGS_FP((struct pt_regs *)ctx), &bp);
 	proc = NULL;
+	list = id >> 32;
 	if (regs == CFI_REGS_64) {
-		__u32 tgid = id >> 32;
-
-		proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
+		proc = bpf_map_lookup_elem(&cfi_procs, &list);
+		if (!proc && mode == SW_GS_LEGACY)
+			proc = gs_cfl_alias(&list);
 	}
-	/* 5.17+: a process without a list is walked by its VMAs' files */
-	if (proc || (regs == CFI_REGS_64 && (cfg->flags & SW_CFG_VMA))) {
-		st->tgid = id >> 32;
+	/*
+	 * 5.17+: a process without a list is walked by its VMAs' files;
+	 * without bpf_get_stack, by the walk's frame-pointer steps
+	 */
+	if (proc || (regs == CFI_REGS_64 &&
+		     (mode == SW_GS_LEGACY || (cfg->flags & SW_CFG_VMA)))) {
+		st->tgid = list;
 		st->n = 0;
 		st->nk = nk;
 		st->pc = pc;
@@ -141,17 +309,22 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		st->bp = bp;
 		st->adj = 0;
 		st->how = SW_HOW_REGS;
-		st->bp_ok = 1;
+		st->bp_ok = bp_ok;
 		st->bp_at = 0;
 		st->entry = uentry;
 		st->m_len = 0;
-		st->no_table = 0;
+		/* no list yet (legacy): every step a frame-pointer one, said */
+		st->no_table = mode == SW_GS_LEGACY && !proc;
 		st->busy = 0;
 		bpf_tail_call(ctx, tails, mode);
 		sw_lost(SW_LOST_TAILCALL);
 		return 0;
 	}
-	if (regs == CFI_REGS_IA32) {
+	if (mode == SW_GS_LEGACY) {
+		/* 4-byte frames: this side has no walk for them */
+		if (regs == CFI_REGS_IA32)
+			sw_lost(SW_LOST_IA32);
+	} else if (regs == CFI_REGS_IA32) {
 		/* 4-byte frames: the kernel's unwinder walks those */
 		nu = gs_frames(ctx, ubuf, BPF_F_USER_STACK, 0, 0, cfg, &ustop);
 	} else if (regs == CFI_REGS_64) {
@@ -173,7 +346,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 			ubuf[i] |= ((ubuf[i] | -ubuf[i]) >> 63) *
 				   ((__u64)SW_HOW_FP << SW_HOW_SHIFT);
 	}
-	gs_cfi_done(ctx, scr, nk, nu, ustop, mode);
+	gs_cfi_done(ctx, scr, nk, nu, ustop, mode, tails);
 	return 0;
 }
 
@@ -182,7 +355,8 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
  * then the next program, or the end: an outermost frame, one that cannot
  * be read, or out of tail calls (past 128 frames: SW_STOP_DEPTH).
  */
-static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
+static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
+				       const int steps)
 {
 	struct sw_cfi_proc *proc;
 	struct cfi_state *st;
@@ -198,14 +372,17 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 	proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
 	ubuf = gs_cfi_ubuf(scr, mode, st->nk);
 #pragma unroll
-	for (int k = 0; k < GS_CFI_FRAMES; k++) {
-		if (st->n >= SW_MAX_FRAMES) {
+	for (int k = 0; k < steps; k++) {
+		if (st->n >= (mode == SW_GS_LEGACY ? GS_CFL_MAX(steps) : SW_MAX_FRAMES)) {
 			why = SW_STOP_DEPTH;
 			break;
 		}
-		ubuf[st->n & SW_MAX_FRAMES] = st->pc | st->how << SW_HOW_SHIFT;
+		if (mode == SW_GS_LEGACY)
+			gs_cfl_put(st->n, st->pc | st->how << SW_HOW_SHIFT);
+		else
+			ubuf[st->n & SW_MAX_FRAMES] = st->pc | st->how << SW_HOW_SHIFT;
 		st->n++;
-		why = cfi_step(proc, st, 0);
+		why = cfi_step(proc, st, 0, mode == SW_GS_LEGACY);
 		if (why)
 			break;
 	}
@@ -217,7 +394,8 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails)
 		sw_lost(SW_LOST_CUT);
 	if (st->no_table)
 		sw_lost(SW_LOST_NO_TABLE);
-	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode);
+	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode,
+		    tails);
 	return 0;
 }
 
@@ -244,7 +422,7 @@ static long cfi_loop_frame(__u64 i, void *data)
 	}
 	l->ubuf[st->n & SW_MAX_FRAMES] = st->pc | st->how << SW_HOW_SHIFT;
 	st->n++;
-	st->why = cfi_step(l->proc, st, 1);
+	st->why = cfi_step(l->proc, st, 1, 0);
 	return st->why != 0;
 }
 
@@ -288,11 +466,51 @@ static __always_inline int gs_cfi_walk_loop(void *ctx, const int mode,
 	if (st->busy)
 		sw_lost(SW_LOST_VMA_BUSY);
 	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n,
-		    st->why, mode);
+		    st->why, mode, tails);
 	return 0;
 }
 
-#define GS_CFI_PROGRAMS(sfx, mode)					\
+/*
+ * SW_GS_LEGACY's key counted, in a program of its own: copied whole to
+ * the BPF stack (4.9-4.15 take a map helper's key from nowhere else), it
+ * leaves room for little else.
+ */
+static __always_inline int gs_cfl_count(void)
+{
+	struct sw_cfl_key key, *k;
+	__u32 zero = 0;
+
+	k = bpf_map_lookup_elem(&scratch_cfl, &zero);
+	if (!k)
+		return 0;
+	__builtin_memcpy(&key, k, sizeof(key));
+	sw_count(&counts_cfl, &key);
+	return 0;
+}
+
+/* SW_GS_LEGACY's walks for 4.9-4.13 */
+SEC("kprobe") int gs_cfi_walk_kp_cfl1(struct pt_regs *ctx)
+{
+	return gs_cfi_walk(ctx, SW_GS_LEGACY, &cfi_tails_kp, GS_CFL_STEPS_49);
+}
+
+SEC("tracepoint") int gs_cfi_walk_tp_cfl1(void *ctx)
+{
+	return gs_cfi_walk(ctx, SW_GS_LEGACY, &cfi_tails_tp, GS_CFL_STEPS_49);
+}
+
+SEC("kprobe") int gs_cfl_count_kp(struct pt_regs *ctx)
+{
+	return gs_cfl_count();
+}
+
+SEC("tracepoint") int gs_cfl_count_tp(void *ctx)
+{
+	return gs_cfl_count();
+}
+
+/* the programs of a mode: callers, then walks unrolled (4.9-5.16) or looped */
+#define GS_CFI_UNROLLED(sfx, mode)					\
 SEC("kprobe") int gs_cfi_kprobe##sfx(struct pt_regs *ctx)		\
 {									\
 	return gs_cfi_event(ctx, PT_REGS_SP(ctx), 1, 0, 0, 0, mode,	\
@@ -317,12 +535,17 @@ SEC("tracepoint") int gs_cfi_tp##sfx(void *ctx)				\
 }									\
 SEC("kprobe") int gs_cfi_walk_kp##sfx(struct pt_regs *ctx)		\
 {									\
-	return gs_cfi_walk(ctx, mode, &cfi_tails_kp);			\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_kp,			\
+			   mode == SW_GS_LEGACY ? GS_CFL_STEPS : GS_CFI_FRAMES); \
 }									\
 SEC("tracepoint") int gs_cfi_walk_tp##sfx(void *ctx)			\
 {									\
-	return gs_cfi_walk(ctx, mode, &cfi_tails_tp);			\
-}									\
+	return gs_cfi_walk(ctx, mode, &cfi_tails_tp,			\
+			   mode == SW_GS_LEGACY ? GS_CFL_STEPS : GS_CFI_FRAMES); \
+}
+
+#define GS_CFI_PROGRAMS(sfx, mode)					\
+GS_CFI_UNROLLED(sfx, mode)						\
 SEC("kprobe") int gs_cfi_walk_vma_kp##sfx(struct pt_regs *ctx)		\
 {									\
 	return gs_cfi_walk_loop(ctx, mode, &cfi_tails_kp);		\
@@ -358,6 +581,52 @@ SEC("tracepoint") int gs_cfi_fork(void *ctx)
 		bpf_map_update_elem(&cfi_procs, &child, proc, BPF_ANY);
 	else
 		bpf_map_delete_elem(&cfi_procs, &child);
+	return 0;
+}
+
+/*
+ * SW_GS_LEGACY's hooks.  Before 4.16 a map helper takes its value only
+ * from the BPF stack, and a list is larger than that stack: a child of
+ * fork gets its parent's list by reference (cfi_alias), not a copy.
+ * Before 4.15 a tracepoint runs one BPF program: these also follow
+ * -- COMMAND's threads, in place of sw_fork_tp and sw_exit_tp.
+ */
+SEC("tracepoint") int gs_cfl_fork(void *ctx)
+{
+	__u32 zero = 0, child, parent = bpf_get_current_pid_tgid() >> 32, *a;
+	struct sw_config *cfg = bpf_map_lookup_elem(&config, &zero);
+
+	if (!cfg)
+		return 0;
+	child = sw_fork_child(ctx, cfg);
+	sw_follow_child(child);
+	bpf_map_delete_elem(&cfi_procs, &child);
+	a = bpf_map_lookup_elem(&cfi_alias, &parent);
+	if (a)
+		parent = *a;
+	/* no room: its events are counted as without tables */
+	bpf_map_update_elem(&cfi_alias, &child, &parent, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint") int gs_cfl_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&cfi_procs, &tgid);
+	bpf_map_delete_elem(&cfi_alias, &tgid);
+	return 0;
+}
+
+SEC("tracepoint") int gs_cfl_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = id;
+
+	sw_follow_exit();
+	bpf_map_delete_elem(&cfi_alias, &tid);
+	if (tid != id >> 32)
+		bpf_map_delete_elem(&cfi_procs, &tid);
 	return 0;
 }
 
@@ -584,5 +853,6 @@ GS_CFI_PROGRAMS(_e, SW_GS_EMIT)
 GS_CFI_PROGRAMS(_t, SW_GS_COUNT_T)
 GS_CFI_PROGRAMS(_et, SW_GS_EMIT_T)
 GS_CFI_PROGRAMS(_small, SW_GS_SMALL)
+GS_CFI_UNROLLED(_cfl, SW_GS_LEGACY)
 
 SW_FOLLOW_PROGRAMS()

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR GPL-2.0 */
 /*
- * The user side of the cfi walker (4.18+): each frame's caller found from
+ * The user side of the cfi walker (4.9+): each frame's caller found from
  * the unwind tables the frontend loads (bpf/cfi.h says how they are laid
  * out and searched), falling back to one frame-pointer step where no row
  * covers a PC.  Straight code, one frame at a time (cfi_step()): the
@@ -54,23 +54,47 @@ static __always_inline __u64 cfi_le(__u64 a, __u64 b)
 	return ((b - a) >> 63) ^ 1;
 }
 
-/* The mapping of the process that holds pc, or NULL: step 1 of bpf/cfi.h. */
-static __always_inline struct sw_cfi_map *cfi_find_map(struct sw_cfi_proc *proc,
-							__u64 pc)
+/*
+ * &proc->maps[i], its offset added as one number: 4.9's verifier loses
+ * the bounds of a map value's address a constant was added to first
+ */
+static __always_inline struct sw_cfi_map *cfi_map_at(struct sw_cfi_proc *proc,
+						      __u32 i)
 {
-	__u32 lo = 0, n = proc->nr, half;
+	__u64 off = sw_opaque((__u64)(i & (SW_CFI_PROC_MAPS - 1)) *
+			      sizeof(struct sw_cfi_map));
+
+	off = sw_opaque(off + __builtin_offsetof(struct sw_cfi_proc, maps));
+	return (struct sw_cfi_map *)((char *)proc + off);
+}
+
+/*
+ * The mapping of the process that holds pc, or NULL: step 1 of bpf/cfi.h.
+ * fresh: proc looked up again, by tgid, as 4.9's verifier also loses the
+ * bounds of a map value's address kept on the stack.
+ */
+static __always_inline struct sw_cfi_map *cfi_find_map(struct sw_cfi_proc *proc,
+							__u64 pc, __u32 tgid,
+							const int fresh)
+{
+	__u32 lo = 0, n, half;
 	struct sw_cfi_map *m;
 
+	if (fresh)
+		proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	if (!proc)
+		return NULL;
+	n = proc->nr;
 	if (!n || n > SW_CFI_PROC_MAPS)
 		return NULL;
 #pragma unroll
 	for (int i = 0; i < SW_CFI_MAP_STEPS; i++) {
 		half = n >> 1;
-		m = &proc->maps[(lo + half) & (SW_CFI_PROC_MAPS - 1)];
+		m = cfi_map_at(proc, lo + half);
 		lo += half & -(__u32)cfi_le(m->start, pc);
 		n -= half;
 	}
-	m = &proc->maps[lo & (SW_CFI_PROC_MAPS - 1)];
+	m = cfi_map_at(proc, lo);
 	if (pc < m->start || pc >= m->end)
 		return NULL;
 	return m;
@@ -160,6 +184,11 @@ static __always_inline struct sw_cfi_row *cfi_hot_row(__u32 first, __u32 count,
 			at = ~0u;
 		if (at == ~0u)
 			return NULL;
+		/*
+		 * Looked up again: 4.14's verifier forgets that a pointer
+		 * kept across the search was checked for NULL
+		 */
+		e = bpf_map_lookup_elem(&cfi_hot, &slot);
 		if (e && first < SW_CFI_HOT_FIRST_MAX)
 			*e = tag << 21 | (__u64)(at - first) << 1 | 1;
 	}
@@ -347,7 +376,7 @@ __attribute__((noinline)) int cfi_vma_map(struct cfi_state *st, __u64 pc)
  * a PC outside the process's list is looked up by its VMA (5.17+).
  */
 static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state *st,
-				     const int vma)
+				     const int vma, const int fresh)
 {
 	__u64 pc = st->pc - st->adj;
 	struct sw_cfi_map *m;
@@ -355,7 +384,7 @@ static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state 
 
 	st->kind = SW_CFI_NONE;
 	if (pc - st->m_start >= st->m_len) {
-		m = proc ? cfi_find_map(proc, pc) : NULL;
+		m = proc ? cfi_find_map(proc, pc, st->tgid, fresh) : NULL;
 		if (m) {
 			st->m_start = m->start;
 			st->m_len = m->end - m->start;
@@ -389,21 +418,28 @@ static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state 
  * SW_STOP_* that ends the walk.
  */
 static __always_inline int cfi_step(struct sw_cfi_proc *proc, struct cfi_state *st,
-				    const int vma)
+				    const int vma, const int fresh)
 {
 	__u64 sp = st->sp, bp, cfa, kind, lost, saved, ra = 0;
 	long err = 0;
 
-	cfi_rule(proc, st, vma);
+	cfi_rule(proc, st, vma, fresh);
 	st->entry = 0;
 	kind = st->kind;
 	if (kind == SW_CFI_END)
 		return SW_STOP_END;
+	/*
+	 * Reads go through the BPF stack: 4.9's bpf_probe_read writes
+	 * nowhere else
+	 */
 	if (kind == SW_CFI_SIGNAL) {
+		int ok = 1;
+
 		/* the interrupted registers, in the ucontext at sp */
-		err |= bpf_probe_read(&st->pc, 8, (void *)(sp + SW_CFI_SIG_RIP));
-		err |= bpf_probe_read(&st->bp, 8, (void *)(sp + SW_CFI_SIG_RBP));
-		err |= bpf_probe_read(&st->sp, 8, (void *)(sp + SW_CFI_SIG_RSP));
+		st->pc = cfi_read(sp + SW_CFI_SIG_RIP, &ok);
+		st->bp = cfi_read(sp + SW_CFI_SIG_RBP, &ok);
+		st->sp = cfi_read(sp + SW_CFI_SIG_RSP, &ok);
+		err = !ok;
 		st->bp_ok = 1;
 		st->bp_at = 0;
 		st->adj = 0;
@@ -412,7 +448,10 @@ static __always_inline int cfi_step(struct sw_cfi_proc *proc, struct cfi_state *
 	}
 	/* a CFA from %rbp, or a frame-pointer step: %rbp read now */
 	if (st->bp_at && st->bp_ok && (kind == SW_CFI_RBP || kind == SW_CFI_NONE)) {
-		if (bpf_probe_read(&st->bp, 8, (void *)st->bp_at))
+		int ok = 1;
+
+		st->bp = cfi_read(st->bp_at, &ok);
+		if (!ok)
 			return SW_STOP_UNREADABLE;
 		st->bp_at = 0;
 	}

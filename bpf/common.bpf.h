@@ -81,6 +81,27 @@ static __always_inline void sw_lost(__u32 why)
 		__sync_fetch_and_add(n, 1);
 }
 
+#define SW_EFAULT 14
+#define SW_ENOMEM 12
+
+/*
+ * A stack's id in a BPF_STACK_TRACE map (4.6+), or a negative errno;
+ * -EFAULT means there is no such stack.  Ids are hash buckets: a second
+ * stack that hashes to a taken one is refused (no BPF_F_REUSE_STACKID,
+ * which would silently overwrite the first), and that loss is counted as
+ * collided.
+ */
+static __always_inline long sw_stackid(void *ctx, void *stacks, __u64 flags,
+				       __u32 collided)
+{
+	long id = bpf_get_stackid(ctx, stacks, flags);
+
+	if (id >= 0 || id == -SW_EFAULT)
+		return id;
+	sw_lost(id == -SW_ENOMEM ? SW_LOST_STACKMAP_FULL : collided);
+	return id;
+}
+
 /*
  * A uprobe's ctx is the user's pt_regs, whose cs tells a 32-bit (ia32)
  * task: its frames are 4-byte pairs a 64-bit walk would read as garbage.
@@ -216,6 +237,17 @@ static __always_inline __u64 sw_bound(__u64 v, const __u64 max)
 		     "goto +1\n\t"
 		     "%0 = %1"
 		     : "+r"(v) : "i"(max));
+	return v;
+}
+
+/*
+ * v, of which clang then knows nothing: an offset it would otherwise fold
+ * into a pointer, or add with an OR (its low bits being zero), both of
+ * which 4.9's verifier takes for an unbounded offset.
+ */
+static __always_inline __u64 sw_opaque(__u64 v)
+{
+	asm volatile("" : "+r"(v));
 	return v;
 }
 

@@ -8,9 +8,6 @@
  */
 #include "common.bpf.h"
 
-#define SW_EFAULT 14
-#define SW_ENOMEM 12
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -24,17 +21,6 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, SW_MAX_FRAMES * sizeof(__u64));
 } stacks SEC(".maps");
-
-/* A stack id, or a negative errno; -EFAULT means there is no such stack. */
-static __always_inline int sm_stackid(void *ctx, __u64 flags, __u32 collided)
-{
-	long id = bpf_get_stackid(ctx, &stacks, flags);
-
-	if (id >= 0 || id == -SW_EFAULT)
-		return id;
-	sw_lost(id == -SW_ENOMEM ? SW_LOST_STACKMAP_FULL : collided);
-	return id;
-}
 
 /* stacksnoop sends the key behind an event header */
 struct sw_sm_record {
@@ -57,7 +43,7 @@ static __always_inline int sm_event(void *ctx, __u64 sp, const int kentry,
 	k->kid = -SW_EFAULT;
 	k->uid = -SW_EFAULT;
 	if (cfg->flags & SW_CFG_KSTACK) {
-		k->kid = sm_stackid(ctx, 0, SW_LOST_KCOLLISION);
+		k->kid = sw_stackid(ctx, &stacks, 0, SW_LOST_KCOLLISION);
 		if (k->kid < 0 && k->kid != -SW_EFAULT)
 			return 0;
 		/* the stored stack cannot be edited: keep the caller aside */
@@ -65,7 +51,7 @@ static __always_inline int sm_event(void *ctx, __u64 sp, const int kentry,
 			bpf_probe_read(&k->kcaller, 8, (void *)sp);
 	}
 	if (cfg->flags & SW_CFG_USTACK) {
-		k->uid = sm_stackid(ctx, BPF_F_USER_STACK, SW_LOST_UCOLLISION);
+		k->uid = sw_stackid(ctx, &stacks, BPF_F_USER_STACK, SW_LOST_UCOLLISION);
 		if (k->uid < 0 && k->uid != -SW_EFAULT)
 			return 0;
 		if (uentry)

@@ -52,6 +52,12 @@
  * and after each mmap of code, from the files' tables (bpf/cfi.bpf.c)
  */
 #define SW_CFG_VMA_LIST		(1u << 5)
+/*
+ * cfi without bpf_get_stack, a kernel with the syscall fast path (4.14):
+ * a kprobe's user %rbp is where the kernel's frame chain ends, as the
+ * saved registers hold a stale one
+ */
+#define SW_CFG_UBP_CHAIN	(1u << 6)
 
 /*
  * Where bpf_find_vma's callback finds a VMA's range and file, and a file's
@@ -238,6 +244,7 @@ enum sw_gs_mode {
 	SW_GS_COUNT,
 	SW_GS_EMIT,
 	SW_GS_SMALL,		/* counting with small keys */
+	SW_GS_LEGACY,		/* cfi counting without bpf_get_stack */
 	SW_GS_COUNT_T,
 	SW_GS_EMIT_T,
 	SW_GS_MODES,
@@ -276,6 +283,25 @@ struct sw_gsc_chunk {
 struct sw_gsc_key {
 	struct sw_key_hdr h;
 	__u64 kid, uid;
+};
+
+/*
+ * cfi where there is no bpf_get_stack (4.9-4.17): the kernel side as the
+ * stackmap walker keeps it (its id, the caller at a kprobe's entry), the
+ * user frames the walk found in the key itself.  4.9-4.15 take a map
+ * helper's key only from the BPF stack, so the whole key is copied there
+ * before it is counted: it leaves room for the program's other locals.
+ * A deeper user side is cut there, marked and counted (SW_STOP_DEPTH).
+ */
+#define SW_CFL_FRAMES	48
+/* before 4.14: a frame a walk program, 30 programs (bpf/cfi.bpf.c) */
+#define SW_CFL_FRAMES_EARLY	30
+struct sw_cfl_key {
+	struct sw_key_hdr h;
+	__s32 kid;
+	__u32 pad;
+	__u64 kcaller;
+	__u64 ip[SW_CFL_FRAMES];
 };
 
 /*

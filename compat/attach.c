@@ -200,6 +200,13 @@ const char *attach_why(enum sw_probe_kind k, int err, bool brief)
 		return brief ? "gone" : "it no longer exists (ENOENT)";
 	case EBUSY:
 		return brief ? "busy" : "another probe holds it (EBUSY)";
+	case EEXIST:
+		/* before 4.15 a tracepoint's event takes one BPF program */
+		if (k == SW_PROBE_TRACEPOINT)
+			return brief ? "taken" : "this kernel runs one BPF program "
+			       "a tracepoint (before 4.15), and the walker follows "
+			       "processes through it; try --walker stackmap";
+		return brief ? "taken" : "another BPF program holds it (EEXIST)";
 	case EMFILE:
 		return "too many open files: each probe takes one; raise ulimit -n";
 	default:

@@ -462,6 +462,8 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 		f->helper_output = probe_helper(BPF_FUNC_perf_event_output);
 		f->helper_stackid = probe_helper(BPF_FUNC_get_stackid);
 		f->helper_get_stack = probe_helper(BPF_FUNC_get_stack);
+		f->helper_current_task = f->helper_get_stack ||
+			probe_helper(BPF_FUNC_get_current_task);
 	}
 	f->map_stack_trace = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_STACK_TRACE, NULL) == 1;
 	f->map_percpu = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERCPU_ARRAY, NULL) == 1;

@@ -30,6 +30,8 @@ struct sw_features {
 	bool prog_kprobe, prog_tracepoint;
 	bool helper_pid, helper_comm, helper_cpu, helper_tail_call, helper_output;
 	bool helper_stackid, helper_get_stack;
+	/* get_current_task (4.8): probed only where get_stack is missing */
+	bool helper_current_task;
 	bool map_stack_trace, map_percpu, map_perf_array, map_prog_array;
 	bool map_big_keys;	/* hash keys over 512 bytes (5.11) */
 	bool map_mmap;		/* array maps user space can mmap (5.5) */

@@ -260,9 +260,12 @@ static int plan(struct session *s)
 			   "kernel lacks (4.2+); trace every CPU, without -c");
 	need.kernel_event = kprobe;
 	need.tracepoint = s->pat.type == SW_PAT_TRACEPOINT;
+	need.syscall_tp = need.tracepoint && s->pat.category &&
+			  !strcmp(s->pat.category, "syscalls");
 	need.kstack = wo->kstack;
 	need.ustack = wo->ustack;
 	need.explain = o->sink == SINK_EXPLAIN;
+	need.emit = wo->sink != SINK_COUNT;
 	if (kind == SW_WALKER_AUTO) {
 		d = walkers_pick(f, &need, NULL, &s->why, err, sizeof(err));
 		if (!d)

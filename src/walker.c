@@ -117,7 +117,7 @@ static unsigned calib_shapes(const struct walker *w, const struct sw_targets *t)
 {
 	unsigned shapes = 0;
 
-	if (!w->d->calib_prog || !w->o.ustack)
+	if (!w->d->calib_prog || !w->d->calib_prog(w) || !w->o.ustack)
 		return 0;
 	for (size_t i = 0; i < t->n; i++)
 		if (t->v[i].role == SW_ROLE_UENTRY &&
@@ -198,7 +198,9 @@ static void choose_programs(struct walker *w, const struct sw_targets *t,
 		bpf_map__set_autocreate(w->counts[i], counting);
 	if (w->d->choose)
 		w->d->choose(w);
-	if (w->o.follow && fork_hook_tracepoint(w->f)) {
+	if (w->o.follow && w->hooks_follow) {
+		/* the walker's own hooks do it */
+	} else if (w->o.follow && fork_hook_tracepoint(w->f)) {
 		walker_want_hook(w, w->fork_tp, true);
 		walker_want_hook(w, w->exit_tp, true);
 	} else if (w->o.follow) {
@@ -283,6 +285,8 @@ static void base_config(const struct walker *w, struct sw_config *c)
 		c->flags |= SW_CFG_VMA;
 	if (w->vma_list)
 		c->flags |= SW_CFG_VMA_LIST;
+	if (w->cfl && f->syscall_fastpath && f->unwinder == SW_UNWINDER_FP)
+		c->flags |= SW_CFG_UBP_CHAIN;
 	if (w->vma || w->vma_list)
 		c->vma = w->vma_offs;
 	c->jit_frame_off = f->jit_frame_off;
@@ -615,6 +619,8 @@ static int attach_follow(struct walker *w)
 	struct sw_probe_spec s = {};
 	int err;
 
+	if (w->hooks_follow)
+		return 0;
 	if (fork_hook_tracepoint(w->f)) {
 		err = walker_attach_hook(w, w->fork_tp, "sched_process_fork");
 		return err ? err : walker_attach_hook(w, w->exit_tp,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The cfi walker (4.18+): kernel frames from bpf_get_stack as the getstack
- * walker has them, user frames unwound in BPF from the binaries' own
+ * The cfi walker (4.9+): kernel frames from bpf_get_stack as the getstack
+ * walker has them (4.18+) or by stack id as the stackmap walker's (the
+ * SW_GS_LEGACY mode), user frames unwound in BPF from the binaries' own
  * unwind tables (.eh_frame), which the frontend loads into maps
  * (src/unwind.c).  So code built without frame pointers, frameless leaf
  * functions and probes before a prologue all give their callers.  Its own
@@ -19,15 +20,57 @@
 #include "cfi.skel.h"
 #include "vma_calib.h"
 
+/*
+ * Without bpf_get_stack (4.9-4.17) the kernel side is a stack id and the
+ * user frames are kept in a key of at most 512 bytes: counting only.
+ */
+static bool cfi_legacy(const struct sw_features *f)
+{
+	return !f->helper_get_stack;
+}
+
+/* before it, a walk program takes one frame (bpf/cfi.bpf.c, GS_CFL_STEPS_49) */
+#define CFI_V414	(4u << 16 | 14u << 8)
+
+#define CFI_STR_(x) #x
+#define CFI_STR(x) CFI_STR_(x)
+
+/*
+ * Where the syscall fast path leaves a stale user %rbp (4.14), what the
+ * legacy walk still starts right: a syscall tracepoint (the slow path,
+ * which saves it), and a kprobe on a kernel with frame pointers (its
+ * chain ends at the saved one: SW_CFG_UBP_CHAIN).
+ */
+static bool cfl_fast_path_ok(const struct sw_features *f, const struct walker_need *n)
+{
+	return cfi_legacy(f) && n->kernel_event &&
+	       (n->tracepoint ? n->syscall_tp : f->unwinder == SW_UNWINDER_FP);
+}
+
 static bool cfi_refuse(const struct sw_features *f, const struct walker_need *n,
 		       char *msg, size_t len)
 {
 	bool tails = f->helper_tail_call && f->map_prog_array;
+	struct walker_need fast;
+	bool kernel_side = f->helper_get_stack ||
+			   (f->helper_stackid && f->map_stack_trace &&
+			    f->prog_tracepoint && f->helper_current_task);
 
-	if (walkers_refuse_helper(&walker_cfi, f, n, f->helper_get_stack &&
+	if (n && cfl_fast_path_ok(f, n)) {
+		fast = *n;
+		fast.kernel_event = false;
+		n = &fast;
+	}
+	if (walkers_refuse_helper(&walker_cfi, f, n, kernel_side &&
 				  f->map_percpu && tails,
-				  "this kernel has no bpf_get_stack (4.18+)", msg, len))
+				  "this kernel has neither bpf_get_stack (4.18+) "
+				  "nor stack maps and bpf_get_current_task (4.8+)",
+				  msg, len))
 		return true;
+	if (n && cfi_legacy(f) && (n->emit || n->explain))
+		return walkers_refused(&walker_cfi, "it sends each event's stack "
+				       "only where the kernel has bpf_get_stack "
+				       "(4.18+)", msg, len);
 	if (n && !n->ustack)
 		return walkers_refused(&walker_cfi, "it unwinds user frames, and "
 				       "this run records none", msg, len);
@@ -37,6 +80,12 @@ static bool cfi_refuse(const struct sw_features *f, const struct walker_need *n,
 static const char *cfi_why(const struct sw_features *f, const struct walker_need *n)
 {
 	(void)n;
+	if (cfi_legacy(f) && f->version < CFI_V414)
+		return "stack ids and tail calls (4.9+): user frames from unwind "
+		       "tables, the first " CFI_STR(SW_CFL_FRAMES_EARLY) " of each stack";
+	if (cfi_legacy(f))
+		return "stack ids and tail calls (4.9+): user frames from unwind "
+		       "tables, the first " CFI_STR(SW_CFL_FRAMES) " of each stack";
 	return f->map_big_keys ?
 	       "bpf_get_stack and tail calls (4.18+): user frames from unwind "
 	       "tables, exact raw-frame keys" :
@@ -83,9 +132,10 @@ static int cfi_open(struct walker *w)
 	w->cfi_rows = s->maps.cfi_rows;
 	w->cfi_procs = s->maps.cfi_procs;
 	w->vma = w->f->helper_find_vma;
+	w->cfl = cfi_legacy(w->f);
 	if (w->vma)
 		memcpy(&w->vma_offs, w->f->vma_off, sizeof(w->vma_offs));
-	else
+	else if (!w->cfl)
 		w->vma_list = vma_lists(w);
 	if (w->vma || w->vma_list)
 		w->cfi_files = s->maps.cfi_files;
@@ -95,13 +145,38 @@ static int cfi_open(struct walker *w)
 	if (w->f->map_mmap)
 		bpf_map__set_map_flags(w->cfi_rows, bpf_map__map_flags(w->cfi_rows) |
 				       BPF_F_MMAPABLE);
-	return walker_gs_open(w);
+	bpf_map__set_autocreate(s->maps.counts_cfl, w->cfl);
+	bpf_map__set_autocreate(s->maps.scratch_cfl, w->cfl);
+	bpf_map__set_autocreate(s->maps.kstacks, w->cfl);
+	bpf_map__set_autocreate(s->maps.cfi_alias, w->cfl);
+	if (!w->cfl)
+		return walker_gs_open(w);
+	/* none of getstack's maps: its programs are not loaded */
+	bpf_map__set_autocreate(w->gs.counts, false);
+	bpf_map__set_autocreate(w->gs.chunks, false);
+	bpf_map__set_autocreate(w->gs.scratch_small, false);
+	bpf_map__set_autocreate(w->gs.walks, false);
+	bpf_map__set_autocreate(w->gs.walk_zero, false);
+	for (int i = 0; i < SW_GS_CLASSES; i++)
+		bpf_map__set_autocreate(w->gs.classes[i], false);
+	w->counts[w->ncounts++] = s->maps.counts_cfl;
+	w->hooks_follow = true;
+	/* every program names it; only kernel frames fill it */
+	if (w->o.kstack)
+		w->stacks = s->maps.kstacks;
+	else
+		bpf_map__set_max_entries(s->maps.kstacks, 1);
+	return 0;
 }
 
 static void cfi_destroy(struct walker *w)
 {
 	cfi_bpf__destroy(w->skel);
 }
+
+/* A program of this run's mode: SW_GS_LEGACY's, or as getstack's are named */
+#define CFI_PROG(w, s, base) ((w)->cfl ? (s)->progs.base##_cfl :	\
+			      WALKER_GS_PROG(w, s, base))
 
 static struct bpf_program *cfi_prog(const struct walker *w, enum sw_role role,
 				    bool uentry)
@@ -110,19 +185,19 @@ static struct bpf_program *cfi_prog(const struct walker *w, enum sw_role role,
 
 	switch (role) {
 	case SW_ROLE_KPROBE:
-		return WALKER_GS_PROG(w, s, gs_cfi_kprobe);
+		return CFI_PROG(w, s, gs_cfi_kprobe);
 	case SW_ROLE_TRACEPOINT:
-		return WALKER_GS_PROG(w, s, gs_cfi_tp);
+		return CFI_PROG(w, s, gs_cfi_tp);
 	case SW_ROLE_UENTRY:
 		/*
 		 * At an entry without CFI, the entry's own rule still holds;
 		 * uentry: the kernel's unwinder (for a process with no tables
 		 * yet) does not add the caller there (see calibration).
 		 */
-		return uentry ? WALKER_GS_PROG(w, s, gs_cfi_uprobe_entry) :
-				WALKER_GS_PROG(w, s, gs_cfi_uprobe_entry_k);
+		return uentry ? CFI_PROG(w, s, gs_cfi_uprobe_entry) :
+				CFI_PROG(w, s, gs_cfi_uprobe_entry_k);
 	default:
-		return WALKER_GS_PROG(w, s, gs_cfi_uprobe);
+		return CFI_PROG(w, s, gs_cfi_uprobe);
 	}
 }
 
@@ -137,8 +212,14 @@ static void walk_progs(const struct walker *w, struct bpf_program **kp,
 		*tp = WALKER_GS_PROG(w, s, gs_cfi_walk_vma_tp);
 		return;
 	}
-	*kp = WALKER_GS_PROG(w, s, gs_cfi_walk_kp);
-	*tp = WALKER_GS_PROG(w, s, gs_cfi_walk_tp);
+	/* a frame a program before 4.14 (bpf/cfi.bpf.c, GS_CFL_STEPS_49) */
+	if (w->cfl && w->f->version < CFI_V414) {
+		*kp = s->progs.gs_cfi_walk_kp_cfl1;
+		*tp = s->progs.gs_cfi_walk_tp_cfl1;
+		return;
+	}
+	*kp = CFI_PROG(w, s, gs_cfi_walk_kp);
+	*tp = CFI_PROG(w, s, gs_cfi_walk_tp);
 }
 
 /* Its slot in the tail-call maps: this run's mode. */
@@ -146,6 +227,8 @@ static __u32 walk_slot(const struct walker *w)
 {
 	if (w->o.sink == SINK_EMIT)
 		return w->per_task ? SW_GS_EMIT_T : SW_GS_EMIT;
+	if (w->cfl)
+		return SW_GS_LEGACY;
 	return w->small ? SW_GS_SMALL : w->per_task ? SW_GS_COUNT_T : SW_GS_COUNT;
 }
 
@@ -174,18 +257,29 @@ static void cfi_choose(struct walker *w)
 	bool tp_called = calls_walk(w, BPF_PROG_TYPE_TRACEPOINT);
 	struct bpf_program *kp, *tp;
 
-	walker_getstack_choose(w);
+	if (w->cfl) {
+		bool counting = bpf_map__autocreate(w->counts[0]);
+
+		bpf_map__set_autocreate(s->maps.scratch_cfl, counting);
+		walker_want(w, s->progs.gs_cfl_count_kp, kp_called);
+		walker_want(w, s->progs.gs_cfl_count_tp, tp_called);
+	} else {
+		walker_getstack_choose(w);
+	}
 	walk_progs(w, &kp, &tp);
 	walker_want(w, kp, kp_called);
 	walker_want(w, tp, w->f->prog_tracepoint && tp_called);
-	walker_want_hook(w, s->progs.gs_cfi_fork, true);
-	walker_want_hook(w, s->progs.gs_cfi_exec, !w->vma_list);
+	walker_want_hook(w, s->progs.gs_cfi_fork, !w->cfl);
+	walker_want_hook(w, s->progs.gs_cfl_fork, w->cfl);
+	walker_want_hook(w, s->progs.gs_cfi_exec, !w->vma_list && !w->cfl);
+	walker_want_hook(w, s->progs.gs_cfl_exec, w->cfl);
 	walker_want_hook(w, s->progs.gs_cfi_exec_build, w->vma_list);
 	walker_want_hook(w, s->progs.gs_cfi_build_next_x, w->vma_list);
 	walker_want(w, s->progs.gs_cfi_mmap_enter, w->vma_list);
 	walker_want(w, s->progs.gs_cfi_mmap_exit, w->vma_list);
 	walker_want(w, s->progs.gs_cfi_build_next_m, w->vma_list);
-	walker_want_hook(w, s->progs.gs_cfi_exit, true);
+	walker_want_hook(w, s->progs.gs_cfi_exit, !w->cfl);
+	walker_want_hook(w, s->progs.gs_cfl_exit, w->cfl);
 }
 
 /* the mmaps of code that make a list built in BPF be built again */
@@ -216,15 +310,28 @@ static int cfi_attach(struct walker *w)
 
 	err = walker_getstack_attach(w);
 	if (!err)
-		err = walker_attach_hook(w, s->progs.gs_cfi_fork, "sched_process_fork");
+		err = walker_attach_hook(w, w->cfl ? s->progs.gs_cfl_fork :
+					 s->progs.gs_cfi_fork, "sched_process_fork");
 	if (!err && w->vma_list)
 		err = attach_mmaps(w);
 	if (!err)
 		err = walker_attach_hook(w, w->vma_list ? s->progs.gs_cfi_exec_build :
+					 w->cfl ? s->progs.gs_cfl_exec :
 					 s->progs.gs_cfi_exec, "sched_process_exec");
 	if (!err)
-		err = walker_attach_hook(w, s->progs.gs_cfi_exit, "sched_process_exit");
+		err = walker_attach_hook(w, w->cfl ? s->progs.gs_cfl_exit :
+					 s->progs.gs_cfi_exit, "sched_process_exit");
 	return err;
+}
+
+/* p, where it was loaded, into slot of tail-call map m; -1 and errno */
+static int set_tail(struct bpf_map *m, __u32 slot, const struct bpf_program *p)
+{
+	int fd = bpf_program__fd(p);
+
+	if (fd < 0)
+		return 0;
+	return bpf_map_update_elem(bpf_map__fd(m), &slot, &fd, BPF_ANY);
 }
 
 static int cfi_loaded(struct walker *w)
@@ -245,13 +352,13 @@ static int cfi_loaded(struct walker *w)
 			return -errno;
 	}
 	walk_progs(w, &kp, &tp);
-	fd = bpf_program__fd(kp);
-	if (fd >= 0 &&
-	    bpf_map_update_elem(bpf_map__fd(s->maps.cfi_tails_kp), &slot, &fd, BPF_ANY))
+	if (set_tail(s->maps.cfi_tails_kp, slot, kp) ||
+	    set_tail(s->maps.cfi_tails_tp, slot, tp))
 		return -errno;
-	fd = bpf_program__fd(tp);
-	if (fd >= 0 &&
-	    bpf_map_update_elem(bpf_map__fd(s->maps.cfi_tails_tp), &slot, &fd, BPF_ANY))
+	/* SW_GS_LEGACY's count, past the modes' slots (bpf/cfi.bpf.c) */
+	slot = SW_GS_MODES + 1;
+	if (w->cfl && (set_tail(s->maps.cfi_tails_kp, slot, s->progs.gs_cfl_count_kp) ||
+		       set_tail(s->maps.cfi_tails_tp, slot, s->progs.gs_cfl_count_tp)))
 		return -errno;
 	return 0;
 }
@@ -274,6 +381,32 @@ void walker_print_lists(const struct walker *w, FILE *out)
 		"super_block.s_dev +%u)\n", w->vma_list_how, o->task_mm,
 		o->mm_mmap, o->vm_next, o->vm_flags, o->vm_pgoff, o->vm_file,
 		o->f_inode, o->i_ino, o->i_sb, o->s_dev);
+}
+
+/* SW_GS_LEGACY runs no calibration: its walk adds every caller itself */
+static struct bpf_program *cfi_calib_prog(const struct walker *w)
+{
+	return w->cfl ? NULL : walker_getstack_calib_prog(w);
+}
+
+static void cfl_key_frames(struct walker *w, const void *key, bool counted,
+			   struct key_frames *f)
+{
+	const struct sw_cfl_key *k = key;
+
+	walker_kside_by_id(w, k->kid, k->kcaller, &k->h, f);
+	f->u = k->ip;
+	f->nu = k->h.nu < SW_CFL_FRAMES ? k->h.nu : SW_CFL_FRAMES;
+	(void)counted;
+}
+
+static void cfi_key_frames(struct walker *w, const void *key, bool counted,
+			   struct key_frames *f)
+{
+	if (w->cfl)
+		cfl_key_frames(w, key, counted, f);
+	else
+		walker_getstack_key_frames(w, key, counted, f);
 }
 
 int walker_cfi_fds(const struct walker *w, int *rows, int *procs, int *files)
@@ -299,7 +432,7 @@ const struct walker_desc walker_cfi = {
 	.choose = cfi_choose,
 	.loaded = cfi_loaded,
 	.attach = cfi_attach,
-	.calib_prog = walker_getstack_calib_prog,
+	.calib_prog = cfi_calib_prog,
 	.read_begin = walker_getstack_read_begin,
-	.key_frames = walker_getstack_key_frames,
+	.key_frames = cfi_key_frames,
 };

@@ -80,6 +80,13 @@ struct walker {
 	struct bpf_map *cfi_rows, *cfi_procs, *cfi_files;
 	/* cfi, 5.17+: PCs no process list holds found by their VMA's file */
 	bool vma;
+	/*
+	 * cfi without bpf_get_stack (4.9-4.17): kernel side by stack id,
+	 * user frames in the key (struct sw_cfl_key)
+	 */
+	bool cfl;
+	/* its own fork and exit hooks follow -- COMMAND (sw_fork_tp's job) */
+	bool hooks_follow;
 	/* cfi, 4.18-5.16: processes' lists built in BPF from their VMAs */
 	bool vma_list;
 	const char *vma_list_how;	/* where its offsets came from */
@@ -182,6 +189,14 @@ int walker_attach_spec(struct walker *w, int prog_fd, const struct sw_probe_spec
 int walker_attach_hook(struct walker *w, struct bpf_program *p, const char *ev);
 /* The frames before the first 0 of v, at most max. */
 size_t walker_nframes(const __u64 *v, size_t max);
+/* The frames of stack id in w->stacks (a BPF_STACK_TRACE map) into buf. */
+size_t walker_stack_by_id(const struct walker *w, int id, __u64 *buf);
+/*
+ * A key's kernel side kept by stack id (stackmap, and cfi before 4.18):
+ * its frames, the caller at the entry, and the key's header h into f
+ */
+void walker_kside_by_id(struct walker *w, int kid, __u64 kcaller,
+			const struct sw_key_hdr *h, struct key_frames *f);
 /*
  * A key's frames, whichever walker's key it is; counted: a key of a
  * counts map, not an event's.  The descriptor decodes; this fixes up.

@@ -124,6 +124,29 @@ size_t walker_nframes(const __u64 *v, size_t max)
 	return n;
 }
 
+size_t walker_stack_by_id(const struct walker *w, int id, __u64 *buf)
+{
+	memset(buf, 0, SW_MAX_FRAMES * sizeof(*buf));
+	if (id < 0)
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(w->stacks), &id, buf))
+		return 0;
+	return walker_nframes(buf, SW_MAX_FRAMES);
+}
+
+void walker_kside_by_id(struct walker *w, int kid, __u64 kcaller,
+			const struct sw_key_hdr *h, struct key_frames *f)
+{
+	f->nk = walker_stack_by_id(w, kid, f->kbuf);
+	f->k = f->kbuf;
+	f->kcaller = kcaller;
+	f->hbuf = *h;
+	f->h = &f->hbuf;
+	/* a side that fills what the kernel's unwinder gives may go on */
+	if (f->nk >= walker_stack_full(w->f))
+		f->hbuf.kstop = SW_STOP_DEPTH;
+}
+
 /*
  * Every key of map m and its 8-byte value, one after the other, in
  * *recs (to be freed).  A count's key is read before what it refers to

@@ -68,34 +68,17 @@ static struct bpf_program *sm_calib_prog(const struct walker *w)
 	return ((const struct stackmap_bpf *)w->skel)->progs.sm_uprobe;
 }
 
-static size_t read_stack(const struct walker *w, int id, __u64 *buf)
-{
-	memset(buf, 0, SW_MAX_FRAMES * sizeof(*buf));
-	if (id < 0)
-		return 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(w->stacks), &id, buf))
-		return 0;
-	return walker_nframes(buf, SW_MAX_FRAMES);
-}
-
 static void sm_key_frames(struct walker *w, const void *key, bool counted,
 			  struct key_frames *f)
 {
 	const struct sw_sm_key *k = key;
 
 	(void)counted;
-	f->nk = read_stack(w, k->kid, f->kbuf);
-	f->nu = read_stack(w, k->uid, f->ubuf);
-	/* a stack that fills what the kernel's unwinder gives may go on */
-	f->hbuf = k->h;
-	if (f->nk >= walker_stack_full(w->f))
-		f->hbuf.kstop = SW_STOP_DEPTH;
+	walker_kside_by_id(w, k->kid, k->kcaller, &k->h, f);
+	f->nu = walker_stack_by_id(w, k->uid, f->ubuf);
 	if (f->nu >= walker_stack_full(w->f))
 		f->hbuf.ustop = SW_STOP_DEPTH;
-	f->h = &f->hbuf;
-	f->k = f->kbuf;
 	f->u = f->ubuf;
-	f->kcaller = k->kcaller;
 	f->ucaller = k->ucaller;
 }
 

@@ -28,8 +28,10 @@ enum sw_walker {
 struct walker_need {
 	bool kernel_event;	/* a kprobe or a tracepoint */
 	bool tracepoint;
+	bool syscall_tp;	/* a syscalls:* tracepoint: the slow path's */
 	bool kstack, ustack;
 	bool explain;		/* stacksnoop --explain */
+	bool emit;		/* each event's stack sent (stacksnoop) */
 };
 
 struct walker;

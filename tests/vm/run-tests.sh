@@ -154,19 +154,22 @@ ROOT_SYSCALL=$(echo "$ENTRY" | tail -n1 | sed 's/^  //')
 
 # The walker auto picks (../shared/kernels/README.md)
 # (with -K, where cfi has no user frames to walk: KAUTO)
-if ge 4 18; then AUTO=cfi; elif ge 4 6; then AUTO=stackmap; else AUTO=fp; fi
-KAUTO=$AUTO
-[ $AUTO = cfi ] && KAUTO=getstack
+if ge 4 9; then AUTO=cfi; elif ge 4 6; then AUTO=stackmap; else AUTO=fp; fi
+if ge 4 18; then KAUTO=getstack; elif ge 4 6; then KAUTO=stackmap; else KAUTO=fp; fi
 # Walkers that can take kernel frames here (the fp walker needs frame pointers)
 UWALKERS=fp
 ge 4 6 && UWALKERS="$UWALKERS stackmap"
 ge 4 18 && UWALKERS="$UWALKERS getstack"
 KWALKERS=$UWALKERS
 [ $CLOUD = yes ] && KWALKERS=${UWALKERS#fp }
-# cfi walks user frames only: its kernel frames are getstack's
-ge 4 18 && UWALKERS="$UWALKERS cfi"
+# cfi walks user frames only: its kernel frames are getstack's (4.18+) or
+# the stack map's (4.9-4.17)
+ge 4 9 && UWALKERS="$UWALKERS cfi"
 DWALKERS=$KWALKERS
-ge 4 18 && DWALKERS="$DWALKERS cfi"
+ge 4 9 && DWALKERS="$DWALKERS cfi"
+# a syscall's event with its user registers: BPF on syscalls:* is 4.14+
+SYSEV=t:syscalls:sys_enter_getppid
+ge 4 14 || SYSEV=$GETPPID
 
 # ---- the kernel ----
 
@@ -450,7 +453,7 @@ cfi_callers() {
 	printf '%s\n' "$R;entry_a;entered 3" "$R;entry_b;entered 4" |
 		cfipaths_stacks './cfipaths:entered' || return 1
 	printf '%s\n' "$R;sys_a;syscall 5" "$R;sys_b;syscall 6" |
-		cfipaths_stacks t:syscalls:sys_enter_getppid
+		cfipaths_stacks $SYSEV
 }
 
 # The same program linked against Debian's libc and ld.so (in the image at
@@ -459,7 +462,7 @@ cfi_callers_dynamic() {
 	R='cfipaths_dyn;_start;__libc_start_main;[unknown];main'
 	for p in 'u:./cfipaths_dyn:frameless leaf_a;frameless 1 leaf_b;frameless 2' \
 		 './cfipaths_dyn:entered entry_a;entered 3 entry_b;entered 4' \
-		 't:syscalls:sys_enter_getppid sys_a;syscall 5 sys_b;syscall 6'; do
+		 "$SYSEV sys_a;syscall 5 sys_b;syscall 6"; do
 		set -- $p
 		sc /tmp/c.out -f -U --walker cfi "$1" -- ./cfipaths_dyn || return 1
 		grep '^cfipaths_dyn;' /tmp/c.out | sort > /tmp/c.m
@@ -514,7 +517,8 @@ tracer_pids() {
 cfi_traced() {
 	if $SC --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$'; then
 		T=0
-	elif ge 6 1; then
+	elif ge 6 1 || ! ge 4 18; then
+		# no BTF to find VMAs, or a list too large to build in BPF
 		T=tool
 	else
 		T=0
@@ -603,9 +607,35 @@ ia32_walkers() {	# a 32-bit task: fp says it leaves it, getstack walks it
 	echo "ia32;[unknown];_start;via_a;work 3" | expect /tmp/i.out
 }
 
-cfi_refused() {	# before 4.18: one line; auto takes another walker
-	refused /tmp/cr.out "--walker cfi: this kernel has no bpf_get_stack (4.18+); use --walker auto" \
-		--walker cfi -U ./paths:work -- ./paths 1
+# 4.9-4.17: user frames are kept in the key, at most 48 (30 before 4.14,
+# a frame a program): a stack of that many whole, one frame more cut,
+# marked and said (deep N: target <- down(N % 3) ... down0 <- main)
+cfi_deep() {
+	if ge 4 14; then max=48; else max=30; fi
+	for n in $((max - 6)) $((max - 5)); do
+		sc /tmp/dp.out -f -U --walker cfi ./deep:target -- ./deep $n || return 1
+		grep '^deep;' /tmp/dp.out > /tmp/dp.m
+		{
+			echo target
+			i=$n
+			while [ $i -ge 0 ]; do echo down$((i % 3)); i=$((i - 1)); done
+			printf 'main\n__libc_start_call_main\n__libc_start_main\n_start\n'
+		} | head -n $max | sed '1!G;h;$!d' | tr '\n' ';' > /tmp/dp.f
+		s=$(cat /tmp/dp.f)
+		if [ $n -gt $((max - 6)) ]; then
+			echo "deep;[truncated];${s%;} 2" | expect /tmp/dp.m || return 1
+			echo "2 events had stacks deeper than the cfi walker holds: shown cut, ending in [truncated]" |
+				expect /tmp/dp.out.err || return 1
+		else
+			echo "deep;${s%;} 2" | expect /tmp/dp.m || return 1
+			expect /tmp/dp.out.err < /dev/null || return 1
+		fi
+	done
+}
+
+cfi_refused() {	# before 4.9: one line; auto takes another walker
+	refused /tmp/cr.out "--walker cfi: this kernel has neither bpf_get_stack (4.18+) nor stack maps and bpf_get_current_task (4.8+); use --walker auto" \
+		--walker cfi -d $GETPPID
 }
 
 cfi_explain() {	# each user frame's rule, as the walk used it, to main
@@ -883,14 +913,15 @@ ge 4 17 && t "kprobe: sys_getppid is named __x64_sys_getppid since 4.17" sys_nam
 [ $CLOUD = yes ] && t "kprobe: fp refuses kernel frames without frame pointers" fp_refused_on_orc
 if ge 4 2; then
 	for w in $DWALKERS; do
+		# fp and cfi take the user's %rbp from the kernel's frame chain
 		case $w in
-		fp) ;;
+		fp|cfi) ;;
 		*) grep -q 'syscall fast path, stale %rbp  *yes' /tmp/feat.out && continue ;;
 		esac
 		t "kprobe, $w: -d, user frames of a syscall exact" kprobe_user_exact $w
 	done
 	grep -q 'syscall fast path, stale %rbp  *yes' /tmp/feat.out &&
-		t "kprobe: -d with auto takes fp; stackmap refused (stale %rbp)" fastpath_refused &&
+		t "kprobe: -d, stackmap refused (stale %rbp); auto takes cfi" fastpath_refused &&
 		t "kprobe, auto: -d, user frames of a syscall exact" kprobe_user_exact auto
 fi
 if [ $CLOUD = yes ]; then
@@ -915,9 +946,9 @@ else
 	t "uprobes: refused before 4.3, in one line" uprobes_refused
 fi
 
-if ge 4 18; then
+if ge 4 9; then
 	t "cfi: a frameless function, a first instruction, glibc's syscall(): every caller, to _start" cfi_callers
-	t "stacksnoop --explain, cfi: each user frame's unwind rule" cfi_explain
+	ge 4 18 && t "stacksnoop --explain, cfi: each user frame's unwind rule" cfi_explain
 	t "cfi: a child of fork and its parent, every caller from the first event" cfi_fork
 	t "cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic
 	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut
@@ -925,8 +956,9 @@ if ge 4 18; then
 	t "cfi, -- COMMAND: never traced by the tool where BPF finds its mappings, nor what it starts" cfi_traced
 	ge 5 17 || t "cfi, dynamic, STACKWALK_NO_VMA_LISTS=1: COMMAND held while its loader runs, the same callers" cfi_held
 	t "cfi, a uprobe wildcard: through multi-probe links where the kernel has them, every stack exact" cfi_links
-elif ge 4 3; then
-	t "cfi: refused before 4.18, in one line" cfi_refused
+	ge 4 18 || t "cfi, 4.9-4.17: a stack of the key's most frames whole, one more cut, marked and said" cfi_deep
+else
+	t "cfi: refused before 4.9, in one line" cfi_refused
 fi
 if [ "$SW_KERNEL" = cloud612 ]; then
 	t "cfi, 1 CPU, full preemption: two processes at one probe, their walks apart" cfi_race

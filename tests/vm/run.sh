@@ -26,7 +26,7 @@ if [ -n "${VM_ONLY:-}" ]; then
 fi
 
 img=$B/vm/tests.cpio.gz
-tests/vm/mkinitramfs.sh "$img" $B/stackcount $B/stacksnoop $S/paths $S/usdt $S/sysc $S/phases $S/cfipaths $S/mapupd $S/semleaf $B/tests/workloads/ia32 \
+tests/vm/mkinitramfs.sh "$img" $B/stackcount $B/stacksnoop $S/paths $S/usdt $S/sysc $S/phases $S/cfipaths $S/mapupd $S/semleaf $S/deep $B/tests/workloads/ia32 \
 	cfipaths_dyn=$B/tests/workloads/cfipaths \
 	/lib/x86_64-linux-gnu/libc.so.6="$(realpath /lib/x86_64-linux-gnu/libc.so.6)" \
 	/lib64/ld-linux-x86-64.so.2="$(realpath /lib64/ld-linux-x86-64.so.2)" \

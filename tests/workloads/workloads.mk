@@ -53,7 +53,7 @@ $(WL_DIR)/%: tests/workloads/%.cc | $(BUILD)/.test-deps
 STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt $(WL_DIR)/static/snoop \
                     $(WL_DIR)/static/sysc $(WL_DIR)/static/phases \
                     $(WL_DIR)/static/cfipaths $(WL_DIR)/static/mapupd \
-                    $(WL_DIR)/static/semleaf
+                    $(WL_DIR)/static/semleaf $(WL_DIR)/static/deep
 
 $(WL_DIR)/static/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
