@@ -471,9 +471,10 @@ static __always_inline int gs_cfi_walk_loop(void *ctx, const int mode,
 }
 
 /*
- * SW_GS_LEGACY's key counted, in a program of its own: copied whole to
- * the BPF stack (4.9-4.15 take a map helper's key from nowhere else), it
- * leaves room for little else.
+ * SW_GS_LEGACY's key counted, or sent (stacksnoop), in a program of its
+ * own: copied whole to the BPF stack (4.9-4.15 take a map helper's key,
+ * and 4.9 the data it sends, from nowhere else), it leaves room for
+ * little else.
  */
 static __always_inline int gs_cfl_count(void)
 {
@@ -486,6 +487,36 @@ static __always_inline int gs_cfl_count(void)
 	__builtin_memcpy(&key, k, sizeof(key));
 	sw_count(&counts_cfl, &key);
 	return 0;
+}
+
+struct gs_cfl_record {
+	struct sw_event_hdr e;
+	struct sw_cfl_key key;
+};
+
+static __always_inline int gs_cfl_emit(void *ctx)
+{
+	struct gs_cfl_record rec;
+	struct sw_cfl_key *k;
+	__u32 zero = 0;
+
+	k = bpf_map_lookup_elem(&scratch_cfl, &zero);
+	if (!k)
+		return 0;
+	__builtin_memcpy(&rec.key, k, sizeof(rec.key));
+	sw_event_hdr(&rec.e);
+	sw_emit(ctx, &rec, sizeof(rec));
+	return 0;
+}
+
+SEC("kprobe") int gs_cfl_emit_kp(struct pt_regs *ctx)
+{
+	return gs_cfl_emit(ctx);
+}
+
+SEC("tracepoint") int gs_cfl_emit_tp(void *ctx)
+{
+	return gs_cfl_emit(ctx);
 }
 
 /* SW_GS_LEGACY's walks for 4.9-4.13 */

@@ -67,10 +67,10 @@ static bool cfi_refuse(const struct sw_features *f, const struct walker_need *n,
 				  "nor stack maps and bpf_get_current_task (4.8+)",
 				  msg, len))
 		return true;
-	if (n && cfi_legacy(f) && (n->emit || n->explain))
-		return walkers_refused(&walker_cfi, "it sends each event's stack "
-				       "only where the kernel has bpf_get_stack "
-				       "(4.18+)", msg, len);
+	if (n && cfi_legacy(f) && n->explain)
+		return walkers_refused(&walker_cfi, "it shows each frame's unwind "
+				       "rule only where the kernel has "
+				       "bpf_get_stack (4.18+)", msg, len);
 	if (n && !n->ustack)
 		return walkers_refused(&walker_cfi, "it unwinds user frames, and "
 				       "this run records none", msg, len);
@@ -225,10 +225,11 @@ static void walk_progs(const struct walker *w, struct bpf_program **kp,
 /* Its slot in the tail-call maps: this run's mode. */
 static __u32 walk_slot(const struct walker *w)
 {
-	if (w->o.sink == SINK_EMIT)
-		return w->per_task ? SW_GS_EMIT_T : SW_GS_EMIT;
+	/* counting or sending: only its last program differs (cfl_last) */
 	if (w->cfl)
 		return SW_GS_LEGACY;
+	if (w->o.sink == SINK_EMIT)
+		return w->per_task ? SW_GS_EMIT_T : SW_GS_EMIT;
 	return w->small ? SW_GS_SMALL : w->per_task ? SW_GS_COUNT_T : SW_GS_COUNT;
 }
 
@@ -246,6 +247,17 @@ static bool calls_walk(const struct walker *w, enum bpf_prog_type t)
 	return false;
 }
 
+/* SW_GS_LEGACY's last programs, by caller type: they count, or send */
+static void cfl_last(const struct walker *w, struct bpf_program **kp,
+		     struct bpf_program **tp)
+{
+	const struct cfi_bpf *s = w->skel;
+	bool emit = w->o.sink == SINK_EMIT;
+
+	*kp = emit ? s->progs.gs_cfl_emit_kp : s->progs.gs_cfl_count_kp;
+	*tp = emit ? s->progs.gs_cfl_emit_tp : s->progs.gs_cfl_count_tp;
+}
+
 /*
  * Each walk is the largest program the verifier checks (tens of ms): only
  * those with callers of their type are loaded.
@@ -258,11 +270,11 @@ static void cfi_choose(struct walker *w)
 	struct bpf_program *kp, *tp;
 
 	if (w->cfl) {
-		bool counting = bpf_map__autocreate(w->counts[0]);
+		struct bpf_program *last_kp, *last_tp;
 
-		bpf_map__set_autocreate(s->maps.scratch_cfl, counting);
-		walker_want(w, s->progs.gs_cfl_count_kp, kp_called);
-		walker_want(w, s->progs.gs_cfl_count_tp, tp_called);
+		cfl_last(w, &last_kp, &last_tp);
+		walker_want(w, last_kp, kp_called);
+		walker_want(w, last_tp, tp_called);
 	} else {
 		walker_getstack_choose(w);
 	}
@@ -355,10 +367,13 @@ static int cfi_loaded(struct walker *w)
 	if (set_tail(s->maps.cfi_tails_kp, slot, kp) ||
 	    set_tail(s->maps.cfi_tails_tp, slot, tp))
 		return -errno;
-	/* SW_GS_LEGACY's count, past the modes' slots (bpf/cfi.bpf.c) */
+	if (!w->cfl)
+		return 0;
+	/* SW_GS_LEGACY's count or send, past the modes' slots (bpf/cfi.bpf.c) */
 	slot = SW_GS_MODES + 1;
-	if (w->cfl && (set_tail(s->maps.cfi_tails_kp, slot, s->progs.gs_cfl_count_kp) ||
-		       set_tail(s->maps.cfi_tails_tp, slot, s->progs.gs_cfl_count_tp)))
+	cfl_last(w, &kp, &tp);
+	if (set_tail(s->maps.cfi_tails_kp, slot, kp) ||
+	    set_tail(s->maps.cfi_tails_tp, slot, tp))
 		return -errno;
 	return 0;
 }

@@ -456,6 +456,30 @@ cfi_callers() {
 		cfipaths_stacks $SYSEV
 }
 
+# A kprobe in the syscall, -d: its kernel frames, then glibc's syscall()
+# and every caller above it, to _start
+cfi_kprobe_d() {
+	sc /tmp/k.out -d --walker cfi $GETPPID -- ./cfipaths || return 1
+	U='main __libc_start_call_main __libc_start_main _start'
+	traced "$GETPPID" "$(getppid_block 5 syscall sys_a $U)" \
+		"$(getppid_block 6 syscall sys_b $U)" | expect /tmp/k.out
+}
+
+# stacksnoop, cfi: each event's whole stack (4.9-4.17: the key as counted,
+# sent by the walk's last program)
+cfi_snoop() {
+	$SN --walker cfi u:./cfipaths:frameless -- ./cfipaths > /tmp/cs.out 2>&1 ||
+		{ cat /tmp/cs.out; return 1; }
+	snoop_events /tmp/cs.out > /tmp/cs.ev
+	{
+		echo 'TIME(s)            STACK'
+		for leaf in leaf_a leaf_b leaf_b; do
+			echo
+			printf 'ip: frameless\nr0: %s\nr1: main\nr2: __libc_start_call_main\nr3: __libc_start_main\nr4: _start\n' $leaf
+		done
+	} | expect /tmp/cs.ev
+}
+
 # The same program linked against Debian's libc and ld.so (in the image at
 # their paths): tables for three binaries, found where the loader put them
 cfi_callers_dynamic() {
@@ -948,6 +972,8 @@ fi
 
 if ge 4 9; then
 	t "cfi: a frameless function, a first instruction, glibc's syscall(): every caller, to _start" cfi_callers
+	t "cfi, a kprobe in a syscall, -d: kernel frames, then every user caller to _start" cfi_kprobe_d
+	t "stacksnoop, cfi: each event's whole stack, to _start" cfi_snoop
 	ge 4 18 && t "stacksnoop --explain, cfi: each user frame's unwind rule" cfi_explain
 	t "cfi: a child of fork and its parent, every caller from the first event" cfi_fork
 	t "cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic
