@@ -67,10 +67,6 @@ static bool cfi_refuse(const struct sw_features *f, const struct walker_need *n,
 				  "nor stack maps and bpf_get_current_task (4.8+)",
 				  msg, len))
 		return true;
-	if (n && cfi_legacy(f) && n->explain)
-		return walkers_refused(&walker_cfi, "it shows each frame's unwind "
-				       "rule only where the kernel has "
-				       "bpf_get_stack (4.18+)", msg, len);
 	if (n && !n->ustack)
 		return walkers_refused(&walker_cfi, "it unwinds user frames, and "
 				       "this run records none", msg, len);

@@ -974,7 +974,7 @@ if ge 4 9; then
 	t "cfi: a frameless function, a first instruction, glibc's syscall(): every caller, to _start" cfi_callers
 	t "cfi, a kprobe in a syscall, -d: kernel frames, then every user caller to _start" cfi_kprobe_d
 	t "stacksnoop, cfi: each event's whole stack, to _start" cfi_snoop
-	ge 4 18 && t "stacksnoop --explain, cfi: each user frame's unwind rule" cfi_explain
+	t "stacksnoop --explain, cfi: each user frame's unwind rule" cfi_explain
 	t "cfi: a child of fork and its parent, every caller from the first event" cfi_fork
 	t "cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic
 	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut
