@@ -82,7 +82,7 @@ static const char help[] =
 "                        interactive flame graph\n"
 "  --debug               print BPF program before starting (for debugging\n"
 "                        purposes), and why its walker was chosen\n"
-"  --walker WALKER       auto (default), cfi (unwind tables, 4.18+), getstack\n"
+"  --walker WALKER       auto (default), cfi (unwind tables, 4.9+), getstack\n"
 "                        (4.18+), stackmap (4.6+) or fp (frame pointers,\n"
 "                        4.1+)\n"
 "  --stack-storage-size SIZE\n"

@@ -59,7 +59,7 @@ static const char help[] =
 "                     total duration of trace, seconds\n"
 "  -r, --regexp       use regular expressions. Default is \"*\" wildcards\n"
 "                     only.\n"
-"  --walker WALKER    auto (default), cfi (unwind tables, 4.18+), getstack\n"
+"  --walker WALKER    auto (default), cfi (unwind tables, 4.9+), getstack\n"
 "                     (4.18+), stackmap (4.6+) or fp (frame pointers, 4.1+)\n"
 "  --explain          show how each frame was found: the unwind rule at\n"
 "                     each user frame (cfi walker), or every frame pointer\n"
