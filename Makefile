@@ -209,7 +209,7 @@ include tests/vm/vm.mk
 include tests/bench/bench.mk
 include tests/fuzz/fuzz.mk
 
-TEST_DEPS := $(BUILD)/.test-deps $(DEB) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(WL_DIR)/static/paths $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
+TEST_DEPS := $(BUILD)/.test-deps $(DEB) $(BUILD)/stackcount $(BUILD)/stacksnoop $(WORKLOADS) $(STATIC_WORKLOADS) $(BUILD)/legacy_limits $(FIXTURE_OBJS) \
              $(BUILD)/tests/test_syms $(BUILD)/tests/test_compat $(BUILD)/tests/test_kbtf $(BUILD)/tests/test_demangle $(BUILD)/tests/test_insn \
              $(FUZZ_BIN) $(FUZZ_SEEDS).done $(BUILD)/tests/test_cfi $(BUILD)/tests/cfi_dump \
              $(BENCH_PROGS)

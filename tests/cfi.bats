@@ -93,6 +93,51 @@ EOF
 EOF
 }
 
+# The static builds the VM tests run (tests/vm/run-tests.sh: cfi_callers,
+# cfi_kprobe_d, cfi_snoop, cfi_fork, cfi_deep) on every kernel from 4.9:
+# gdb's whole stacks there (--all: past main's caller, to _start) are the
+# ones those tests expect, frame for frame.  __libc_start_main_impl is
+# __libc_start_main's address, which the tool names by its alias.
+gdb_static() {
+	"$GDB_BT" --all --names "$@" 2> "$BATS_TEST_TMPDIR/gdb.err" |
+		sed -E 's/(^| )[0-9a-f]+:/\1/g; s/__libc_start_main_impl/__libc_start_main/' |
+		sort | uniq -c
+}
+
+# deep N's frames, innermost first, on one line, as cfi_deep expects them
+deep_frames() {
+	local d line=target
+	for ((d = $1; d >= 0; d--)); do
+		line+=" down$((d % 3))"
+	done
+	echo "$line main __libc_start_call_main __libc_start_main _start"
+}
+
+@test "gdb: the static workloads the VM runs make the stacks its cfi tests expect" {
+	S="$W/static"
+	diff -u - <(gdb_static '-probe-stap cfipaths:frameless' -- "$S/cfipaths") <<'EOF'
+      1 frameless leaf_a main __libc_start_call_main __libc_start_main _start
+      2 frameless leaf_b main __libc_start_call_main __libc_start_main _start
+EOF
+	diff -u - <(gdb_static '*entered' -- "$S/cfipaths") <<'EOF'
+      3 entered entry_a main __libc_start_call_main __libc_start_main _start
+      4 entered entry_b main __libc_start_call_main __libc_start_main _start
+EOF
+	diff -u - <(gdb_static syscall:getppid -- "$S/cfipaths") <<'EOF'
+      5 syscall sys_a main __libc_start_call_main __libc_start_main _start
+      6 syscall sys_b main __libc_start_call_main __libc_start_main _start
+EOF
+	diff -u - <(gdb_static '-probe-stap cfipaths:frameless' -- "$S/cfipaths" fork) <<'EOF'
+      1 frameless leaf_a in_parent main __libc_start_call_main __libc_start_main _start
+      2 frameless leaf_b in_parent main __libc_start_call_main __libc_start_main _start
+EOF
+	# the stacks of the most frames a key holds on 4.9 (30) and 4.14 (48)
+	for n in 24 42; do
+		diff -u <(printf '      2 %s\n' "$(deep_frames $n)") \
+			<(gdb_static '*target' -- "$S/deep" $n)
+	done
+}
+
 # What the cfi walker is for: in syscall(), a frame-pointer walk goes
 # straight to main, merging both chains.  At a USDT probe, whose address
 # is known before it fires, the walkers without CFI of their own take the
