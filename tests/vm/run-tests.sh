@@ -462,6 +462,12 @@ cfi_kprobe_d() {
 	sc /tmp/k.out -d --walker cfi $GETPPID -- ./cfipaths || return 1
 	U='main __libc_start_call_main __libc_start_main _start'
 	traced "$GETPPID" "$(getppid_block 5 syscall sys_a $U)" \
+		"$(getppid_block 6 syscall sys_b $U)" | expect /tmp/k.out || return 1
+	# dynamic: glibc's syscall() and __libc_start_call_main, unnamed
+	# without libc's debug file, in Debian's libc
+	sc /tmp/k.out -d --walker cfi $GETPPID -- ./cfipaths_dyn || return 1
+	U='main [unknown] __libc_start_main _start'
+	traced "$GETPPID" "$(getppid_block 5 syscall sys_a $U)" \
 		"$(getppid_block 6 syscall sys_b $U)" | expect /tmp/k.out
 }
 
@@ -972,7 +978,7 @@ fi
 
 if ge 4 9; then
 	t "cfi: a frameless function, a first instruction, glibc's syscall(): every caller, to _start" cfi_callers
-	t "cfi, a kprobe in a syscall, -d: kernel frames, then every user caller to _start" cfi_kprobe_d
+	t "cfi, a kprobe in a syscall, -d: kernel frames, then every user caller to _start, static and dynamic" cfi_kprobe_d
 	t "stacksnoop, cfi: each event's whole stack, to _start" cfi_snoop
 	t "stacksnoop --explain, cfi: each user frame's unwind rule" cfi_explain
 	t "cfi: a child of fork and its parent, every caller from the first event" cfi_fork
