@@ -223,7 +223,7 @@ test: $(TEST_DEPS) vmtest-deps
 # The kernel matrix: Debian's cloud 6.1 and 6.12 (kprobes, ORC) and a 6.1
 # built with frame pointers, booted under qemu with the static tool and
 # workloads.
-vmtest-deps: $(BUILD)/stackcount $(BUILD)/stacksnoop $(STATIC_WORKLOADS) $(WL_DIR)/ia32 $(WL_DIR)/cfipaths $(VM_KERNELS)
+vmtest-deps: $(BUILD)/stackcount $(BUILD)/stacksnoop $(STATIC_WORKLOADS) $(WL_DIR)/ia32 $(WL_DIR)/cfipaths $(WL_DIR)/cfipaths_o2 $(VM_KERNELS)
 vmtest: vmtest-deps
 	@tests/vm/run.sh
 

@@ -131,6 +131,19 @@ EOF
       1 frameless leaf_a in_parent main __libc_start_call_main __libc_start_main _start
       2 frameless leaf_b in_parent main __libc_start_call_main __libc_start_main _start
 EOF
+	# as distributions build code: -O2, no frame pointers
+	diff -u - <(gdb_static '-probe-stap cfipaths:frameless' -- "$S/cfipaths_o2") <<'EOF'
+      1 frameless leaf_a main __libc_start_call_main __libc_start_main _start
+      2 frameless leaf_b main __libc_start_call_main __libc_start_main _start
+EOF
+	diff -u - <(gdb_static '*entered' -- "$S/cfipaths_o2") <<'EOF'
+      3 entered entry_a main __libc_start_call_main __libc_start_main _start
+      4 entered entry_b main __libc_start_call_main __libc_start_main _start
+EOF
+	diff -u - <(gdb_static syscall:getppid -- "$S/cfipaths_o2") <<'EOF'
+      5 syscall sys_a main __libc_start_call_main __libc_start_main _start
+      6 syscall sys_b main __libc_start_call_main __libc_start_main _start
+EOF
 	# the stacks of the most frames a key holds on 4.9 (30) and 4.14 (48)
 	for n in 24 42; do
 		diff -u <(printf '      2 %s\n' "$(deep_frames $n)") \
@@ -204,6 +217,13 @@ EOF
 	same_as_gdb '-probe-stap cfipaths:frameless' "u:$W/cfipaths:frameless" -- "$W/cfipaths"
 	same_as_gdb '*entered' "$W/cfipaths:entered" -- "$W/cfipaths"
 	same_as_gdb syscall:getppid t:syscalls:sys_enter_getppid -- "$W/cfipaths"
+}
+
+@test "cfi: cfipaths built -O2 without frame pointers, every stack frame by frame as gdb unwinds it" {
+	need_cfi
+	same_as_gdb '-probe-stap cfipaths:frameless' "u:$W/cfipaths_o2:frameless" -- "$W/cfipaths_o2"
+	same_as_gdb '*entered' "$W/cfipaths_o2:entered" -- "$W/cfipaths_o2"
+	same_as_gdb syscall:getppid t:syscalls:sys_enter_getppid -- "$W/cfipaths_o2"
 }
 
 # Debian's sort has no frame pointers, nor has libc: every malloc from

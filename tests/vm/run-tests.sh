@@ -440,32 +440,32 @@ EOF
 # cfipaths: the callers a frame-pointer walk loses (a frameless function,
 # a function's first instruction, glibc's syscall()), found from each
 # function's unwind table, to _start as on the host (tests/cfi.bats)
-cfipaths_stacks() {	# PATTERN: cfipaths' folded stacks there
-	sc /tmp/c.out -f -U --walker cfi "$1" -- ./cfipaths || return 1
-	grep '^cfipaths;' /tmp/c.out | sort > /tmp/c.m
+cfipaths_stacks() {	# BINARY PATTERN: BINARY's folded stacks there
+	sc /tmp/c.out -f -U --walker cfi "$2" -- ./$1 || return 1
+	grep "^$1;" /tmp/c.out | sort > /tmp/c.m
 	expect /tmp/c.m
 }
 
-cfi_callers() {
-	R='cfipaths;_start;__libc_start_main;__libc_start_call_main;main'
+cfi_callers() {	# BINARY: cfipaths static, built as the tests' workloads or -O2
+	R="$1;_start;__libc_start_main;__libc_start_call_main;main"
 	printf '%s\n' "$R;leaf_a;frameless 1" "$R;leaf_b;frameless 2" |
-		cfipaths_stacks 'u:./cfipaths:frameless' || return 1
+		cfipaths_stacks $1 "u:./$1:frameless" || return 1
 	printf '%s\n' "$R;entry_a;entered 3" "$R;entry_b;entered 4" |
-		cfipaths_stacks './cfipaths:entered' || return 1
+		cfipaths_stacks $1 "./$1:entered" || return 1
 	printf '%s\n' "$R;sys_a;syscall 5" "$R;sys_b;syscall 6" |
-		cfipaths_stacks $SYSEV
+		cfipaths_stacks $1 $SYSEV
 }
 
 # A kprobe in the syscall, -d: its kernel frames, then glibc's syscall()
 # and every caller above it, to _start
-cfi_kprobe_d() {
-	sc /tmp/k.out -d --walker cfi $GETPPID -- ./cfipaths || return 1
+cfi_kprobe_d() {	# STATIC DYNAMIC: the two builds of cfipaths
+	sc /tmp/k.out -d --walker cfi $GETPPID -- ./$1 || return 1
 	U='main __libc_start_call_main __libc_start_main _start'
 	traced "$GETPPID" "$(getppid_block 5 syscall sys_a $U)" \
 		"$(getppid_block 6 syscall sys_b $U)" | expect /tmp/k.out || return 1
 	# dynamic: glibc's syscall() and __libc_start_call_main, unnamed
 	# without libc's debug file, in Debian's libc
-	sc /tmp/k.out -d --walker cfi $GETPPID -- ./cfipaths_dyn || return 1
+	sc /tmp/k.out -d --walker cfi $GETPPID -- ./$2 || return 1
 	U='main [unknown] __libc_start_main _start'
 	traced "$GETPPID" "$(getppid_block 5 syscall sys_a $U)" \
 		"$(getppid_block 6 syscall sys_b $U)" | expect /tmp/k.out
@@ -488,14 +488,15 @@ cfi_snoop() {
 
 # The same program linked against Debian's libc and ld.so (in the image at
 # their paths): tables for three binaries, found where the loader put them
-cfi_callers_dynamic() {
-	R='cfipaths_dyn;_start;__libc_start_main;[unknown];main'
-	for p in 'u:./cfipaths_dyn:frameless leaf_a;frameless 1 leaf_b;frameless 2' \
-		 './cfipaths_dyn:entered entry_a;entered 3 entry_b;entered 4' \
+cfi_callers_dynamic() {	# BINARY
+	b=$1
+	R="$b;_start;__libc_start_main;[unknown];main"
+	for p in "u:./$b:frameless leaf_a;frameless 1 leaf_b;frameless 2" \
+		 "./$b:entered entry_a;entered 3 entry_b;entered 4" \
 		 "$SYSEV sys_a;syscall 5 sys_b;syscall 6"; do
 		set -- $p
-		sc /tmp/c.out -f -U --walker cfi "$1" -- ./cfipaths_dyn || return 1
-		grep '^cfipaths_dyn;' /tmp/c.out | sort > /tmp/c.m
+		sc /tmp/c.out -f -U --walker cfi "$1" -- ./$b || return 1
+		grep "^$b;" /tmp/c.out | sort > /tmp/c.m
 		printf '%s\n' "$R;$2 $3" "$R;$4 $5" | expect /tmp/c.m || return 1
 	done
 }
@@ -601,7 +602,7 @@ cfi_untabled() {
 # its libraries, each table read before its code runs
 cfi_held() {
 	export STACKWALK_NO_VMA_LISTS=1
-	cfi_callers_dynamic
+	cfi_callers_dynamic cfipaths_dyn
 	st=$?
 	unset STACKWALK_NO_VMA_LISTS
 	return $st
@@ -977,12 +978,15 @@ else
 fi
 
 if ge 4 9; then
-	t "cfi: a frameless function, a first instruction, glibc's syscall(): every caller, to _start" cfi_callers
-	t "cfi, a kprobe in a syscall, -d: kernel frames, then every user caller to _start, static and dynamic" cfi_kprobe_d
+	t "cfi: a frameless function, a first instruction, glibc's syscall(): every caller, to _start" cfi_callers cfipaths
+	t "cfi, -O2 without frame pointers: the same callers" cfi_callers cfipaths_o2
+	t "cfi, a kprobe in a syscall, -d: kernel frames, then every user caller to _start, static and dynamic" cfi_kprobe_d cfipaths cfipaths_dyn
+	t "cfi, -O2 without frame pointers, a kprobe in a syscall, -d: the same, static and dynamic" cfi_kprobe_d cfipaths_o2 cfipaths_o2_dyn
 	t "stacksnoop, cfi: each event's whole stack, to _start" cfi_snoop
 	t "stacksnoop --explain, cfi: each user frame's unwind rule" cfi_explain
 	t "cfi: a child of fork and its parent, every caller from the first event" cfi_fork
-	t "cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic
+	t "cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic cfipaths_dyn
+	t "cfi, dynamic, -O2 without frame pointers: the same callers" cfi_callers_dynamic cfipaths_o2_dyn
 	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut
 	t "cfi: a process whose binary has no table yet: each event counted and said" cfi_untabled
 	t "cfi, -- COMMAND: never traced by the tool where BPF finds its mappings, nor what it starts" cfi_traced

@@ -10,7 +10,14 @@ WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases
              $(WL_DIR)/ia32 $(WL_DIR)/cfipaths \
              $(WL_DIR)/unprobeable $(WL_DIR)/sigpaths $(WL_DIR)/vdsopaths \
              $(WL_DIR)/firstinsn $(WL_DIR)/manymaps $(WL_DIR)/spin $(WL_DIR)/reuse \
-             $(WL_DIR)/farcode $(WL_DIR)/labels $(WL_DIR)/uclash $(WL_DIR)/semleaf
+             $(WL_DIR)/farcode $(WL_DIR)/labels $(WL_DIR)/uclash $(WL_DIR)/semleaf \
+             $(WL_DIR)/cfipaths_o2
+
+# cfipaths as distributions build code: optimized, no frame pointers (its
+# leaf_a, entry_a, sys_a and the rest keep no frame), but no sibling calls,
+# which would merge the paths it counts apart
+WL_O2_CFLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls \
+                -Wall -Wextra -Werror
 
 $(WL_DIR)/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
@@ -53,11 +60,20 @@ $(WL_DIR)/%: tests/workloads/%.cc | $(BUILD)/.test-deps
 STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt $(WL_DIR)/static/snoop \
                     $(WL_DIR)/static/sysc $(WL_DIR)/static/phases \
                     $(WL_DIR)/static/cfipaths $(WL_DIR)/static/mapupd \
-                    $(WL_DIR)/static/semleaf $(WL_DIR)/static/deep
+                    $(WL_DIR)/static/semleaf $(WL_DIR)/static/deep \
+                    $(WL_DIR)/static/cfipaths_o2
 
 $(WL_DIR)/static/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
 	$(CC) $(WL_CFLAGS) -static -o $@ $^
+
+$(WL_DIR)/cfipaths_o2: tests/workloads/cfipaths.c | $(BUILD)/.test-deps
+	@mkdir -p $(@D)
+	$(CC) $(WL_O2_CFLAGS) -o $@ $<
+
+$(WL_DIR)/static/cfipaths_o2: tests/workloads/cfipaths.c | $(BUILD)/.test-deps
+	@mkdir -p $(@D)
+	$(CC) $(WL_O2_CFLAGS) -static -o $@ $<
 
 $(WL_DIR)/static/%: tests/workloads/%.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
