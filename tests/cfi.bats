@@ -115,34 +115,25 @@ deep_frames() {
 
 @test "gdb: the static workloads the VM runs make the stacks its cfi tests expect" {
 	S="$W/static"
-	diff -u - <(gdb_static '-probe-stap cfipaths:frameless' -- "$S/cfipaths") <<'EOF'
+	# as the tests' workloads are built, and as distributions build code
+	# (-O2, no frame pointers)
+	for b in cfipaths cfipaths_o2; do
+		diff -u - <(gdb_static '-probe-stap cfipaths:frameless' -- "$S/$b") <<'EOF'
       1 frameless leaf_a main __libc_start_call_main __libc_start_main _start
       2 frameless leaf_b main __libc_start_call_main __libc_start_main _start
 EOF
-	diff -u - <(gdb_static '*entered' -- "$S/cfipaths") <<'EOF'
+		diff -u - <(gdb_static '*entered' -- "$S/$b") <<'EOF'
       3 entered entry_a main __libc_start_call_main __libc_start_main _start
       4 entered entry_b main __libc_start_call_main __libc_start_main _start
 EOF
-	diff -u - <(gdb_static syscall:getppid -- "$S/cfipaths") <<'EOF'
+		diff -u - <(gdb_static syscall:getppid -- "$S/$b") <<'EOF'
       5 syscall sys_a main __libc_start_call_main __libc_start_main _start
       6 syscall sys_b main __libc_start_call_main __libc_start_main _start
 EOF
+	done
 	diff -u - <(gdb_static '-probe-stap cfipaths:frameless' -- "$S/cfipaths" fork) <<'EOF'
       1 frameless leaf_a in_parent main __libc_start_call_main __libc_start_main _start
       2 frameless leaf_b in_parent main __libc_start_call_main __libc_start_main _start
-EOF
-	# as distributions build code: -O2, no frame pointers
-	diff -u - <(gdb_static '-probe-stap cfipaths:frameless' -- "$S/cfipaths_o2") <<'EOF'
-      1 frameless leaf_a main __libc_start_call_main __libc_start_main _start
-      2 frameless leaf_b main __libc_start_call_main __libc_start_main _start
-EOF
-	diff -u - <(gdb_static '*entered' -- "$S/cfipaths_o2") <<'EOF'
-      3 entered entry_a main __libc_start_call_main __libc_start_main _start
-      4 entered entry_b main __libc_start_call_main __libc_start_main _start
-EOF
-	diff -u - <(gdb_static syscall:getppid -- "$S/cfipaths_o2") <<'EOF'
-      5 syscall sys_a main __libc_start_call_main __libc_start_main _start
-      6 syscall sys_b main __libc_start_call_main __libc_start_main _start
 EOF
 	# the stacks of the most frames a key holds on 4.9 (30) and 4.14 (48)
 	for n in 24 42; do
