@@ -210,6 +210,7 @@ static int plan(struct session *s)
 	const struct walker_desc *d;
 	struct walker_need need = {};
 	char err[512] = "";
+	bool no_user = false;
 
 	/* what the kernel cannot probe at all is the first thing to say */
 	if (probe_pattern_check(&s->pat, f, err, sizeof(err)))
@@ -253,6 +254,8 @@ static int plan(struct session *s)
 				   "this kernel lacks (4.2+); trace system-wide, "
 				   "without it", o->pid ? "-p" : o->perpid ? "-P" :
 				   o->command ? "-- COMMAND" : "-U");
+		/* not silently (said once the run is sure to go on) */
+		no_user = wo->ustack && wo->kstack;
 		wo->ustack = false;
 	}
 	if (o->cpu >= 0 && !f->helper_cpu)
@@ -285,6 +288,11 @@ static int plan(struct session *s)
 	wo->per_process = o->perpid || wo->ustack || o->sink != SINK_COUNT;
 	if (o->debug)
 		fprintf(s->out, "walker: %s (%s)\n", d->name, s->why);
+	if (no_user)
+		fprintf(stderr, "%s: user frames are not recorded: this kernel "
+			"has no bpf_get_current_pid_tgid (4.2+) to say whose "
+			"they are; kernel frames only (-K: the same, without "
+			"this line)\n", o->tool);
 	return 0;
 }
 

@@ -846,6 +846,16 @@ opts_refused_41() {	# 4.1: no pid, comm or CPU helper for kprobes
 	refused /tmp/q.c "-c needs bpf_get_smp_processor_id, which this kernel lacks (4.2+); trace every CPU, without -c" -c 0 $GETPPID
 }
 
+# 4.1: a kprobe's stack without -K asks for user frames too, which no
+# walker can name there: kernel frames only, and one line says so
+user_frames_41() {
+	sc /tmp/u41 -D 1 $GETPPID || return 1
+	echo "stackcount: user frames are not recorded: this kernel has no bpf_get_current_pid_tgid (4.2+) to say whose they are; kernel frames only (-K: the same, without this line)" |
+		expect /tmp/u41.err || return 1
+	sc /tmp/k41 -K -D 1 $GETPPID || return 1
+	expect /tmp/k41.err < /dev/null
+}
+
 # ---- stacksnoop ----
 
 snoop_events() {	# FILE: the events' lines, times and addresses left out
@@ -1020,6 +1030,7 @@ if ge 4 2; then
 	t "-i: every interval's counts add up" opt_i
 else
 	t "-p, -P, -c, -- COMMAND: refused on 4.1, in one line each" opts_refused_41
+	t "4.1: user frames not recorded, said in one line" user_frames_41
 fi
 t "-D: ends by itself" opt_D
 
