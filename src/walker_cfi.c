@@ -22,7 +22,7 @@
 
 /*
  * Without bpf_get_stack (4.9-4.17) the kernel side is a stack id and the
- * user frames are kept in a key of at most 512 bytes: counting only.
+ * user frames are kept in a key of at most 512 bytes (struct sw_cfl_key).
  */
 static bool cfi_legacy(const struct sw_features *f)
 {
