@@ -570,6 +570,30 @@ cfi_traced() {
 # its binary when it runs: its list, made at exec (BPF, 4.18-5.16) or its
 # VMAs (5.17+), names the mapping without one; every event is walked by
 # frame pointers, counted and said
+# A child of fork that runs on after its parent ran exec (sh): its
+# mappings are still its own image's.  4.18+ copies the parent's list at
+# fork (or finds each frame's table by its VMA, 5.17+): every caller.
+# 4.9-4.17 walks the child with its parent's list by reference, which it
+# takes only while that is the one the child forked with: the parent's
+# new image's list is not, so the child's frames are frame-pointer steps
+# (leaf_a and leaf_b are lost), counted and said, never looked up in the
+# other image's tables.
+cfi_forkexec() {
+	sc /tmp/fe.out -f -U --walker cfi u:./cfipaths:frameless -- ./cfipaths forkexec || return 1
+	grep '^cfipaths;' /tmp/fe.out | sort > /tmp/fe.m
+	R='cfipaths;_start;__libc_start_main;__libc_start_call_main;main;forkexec;in_child'
+	if ge 4 18; then
+		printf '%s\n' "$R;leaf_a;frameless 1" "$R;leaf_b;frameless 2" | expect /tmp/fe.m
+		return
+	fi
+	echo 'cfipaths;__libc_start_call_main;main;forkexec;in_child;frameless 3' |
+		expect /tmp/fe.m || return 1
+	{
+		echo "the user frames of 3 events were found by frame pointers where unwind tables were not loaded yet (a process, or a library, that came after its maps were read), so callers of code without frame pointers may be missing or wrong"
+		echo "3 user stacks end early: the walk met CFI it cannot follow (a CFA from a register other than %rsp and %rbp, or an expression) or a CFA not above the frame's own, and left the callers beyond out rather than guess them"
+	} | expect /tmp/fe.out.err
+}
+
 cfi_untabled() {
 	bg $SC /tmp/u.out '^Tracing' -U --walker cfi u:./cfipaths:frameless || return 1
 	kill -STOP $BG
@@ -995,6 +1019,7 @@ if ge 4 9; then
 	t "stacksnoop, cfi: each event's whole stack, to _start" cfi_snoop
 	t "stacksnoop --explain, cfi: each user frame's unwind rule" cfi_explain
 	t "cfi: a child of fork and its parent, every caller from the first event" cfi_fork
+	t "cfi: a child of fork that runs on once its parent ran exec: its own image's tables, or none, said" cfi_forkexec
 	t "cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic cfipaths_dyn
 	t "cfi, dynamic, -O2 without frame pointers: the same callers" cfi_callers_dynamic cfipaths_o2_dyn
 	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut

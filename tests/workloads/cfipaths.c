@@ -37,6 +37,12 @@
  * once the child has ended, once in its parent: each path with
  * in_child or in_parent between it and main.
  *
+ * `cfipaths forkexec`: the same in a child of fork, once, and only after
+ * its parent has run exec: the parent becomes sh, which wakes the child
+ * through a pipe once it runs and ends when the child says it is done.
+ * The child's mappings are the ones it forked with; its parent's are
+ * another program's.
+ *
  * `cfipaths race N`: the same N times over in a child of fork and, at the
  * same time, N times in its parent (in_child or in_parent, then race,
  * between each path and main), so that the two hit each probe at once,
@@ -218,6 +224,33 @@ NOINLINE int race(const char *count)
 	return waitpid(pid, &status, 0) != pid || status;
 }
 
+static int forkexec(void)
+{
+	int go[2], done[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(go) || pipe(done))
+		return 1;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		close(go[1]);
+		close(done[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		in_child();
+		_exit(write(done[1], "\n", 1) != 1);
+	}
+	close(go[0]);
+	close(done[1]);
+	if (dup2(go[1], 3) != 3 || dup2(done[0], 4) != 4)
+		return 1;
+	execl("/bin/sh", "sh", "-c", "echo >&3; read x <&4", (char *)NULL);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	pid_t pid;
@@ -236,6 +269,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "race"))
 		return race(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "forkexec"))
+		return forkexec();
 	if (argc < 2 || strcmp(argv[1], "fork")) {
 		ALL_PATHS();
 		return 0;
