@@ -75,12 +75,7 @@ struct {
 	__type(value, __u64);
 } counts_cfl SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, SW_MAX_FRAMES * sizeof(__u64));
-} kstacks SEC(".maps");
+SW_STACK_MAP(kstacks);
 
 /*
  * Frame n of SW_GS_LEGACY's key.  4.9's verifier knows no lower bound of
@@ -129,11 +124,9 @@ static __always_inline int gs_cfi_parts(const int mode, const int create,
 	return *scr && *st ? 0 : -1;
 }
 
-/* Where the user frames go in the scratch record's key. */
+/* Where the user frames go in the scratch record's key (SW_GS_LEGACY: gs_cfl_put). */
 static __always_inline __u64 *gs_cfi_ubuf(void *scr, const int mode, __u64 nk)
 {
-	if (mode == SW_GS_LEGACY)
-		return ((struct sw_cfl_key *)scr)->ip;
 	if (mode == SW_GS_SMALL)
 		return &((struct gsc_scratch *)scr)->u[1];
 	return &((struct sw_gs_record *)scr)->key.ip[sw_bound(nk, SW_MAX_FRAMES + 1)];

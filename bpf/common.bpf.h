@@ -81,6 +81,15 @@ static __always_inline void sw_lost(__u32 why)
 		__sync_fetch_and_add(n, 1);
 }
 
+/* A BPF_STACK_TRACE map (4.6+) of the kernel unwinder's frames, by id. */
+#define SW_STACK_MAP(name)						\
+struct {								\
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);				\
+	__uint(max_entries, 16384);					\
+	__uint(key_size, sizeof(__u32));				\
+	__uint(value_size, SW_MAX_FRAMES * sizeof(__u64));		\
+} name SEC(".maps")
+
 #define SW_EFAULT 14
 #define SW_ENOMEM 12
 

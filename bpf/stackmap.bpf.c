@@ -15,12 +15,7 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, SW_MAX_FRAMES * sizeof(__u64));
-} stacks SEC(".maps");
+SW_STACK_MAP(stacks);
 
 /* stacksnoop sends the key behind an event header */
 struct sw_sm_record {

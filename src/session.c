@@ -268,7 +268,6 @@ static int plan(struct session *s)
 	need.kstack = wo->kstack;
 	need.ustack = wo->ustack;
 	need.explain = o->sink == SINK_EXPLAIN;
-	need.emit = wo->sink != SINK_COUNT;
 	if (kind == SW_WALKER_AUTO) {
 		d = walkers_pick(f, &need, NULL, &s->why, err, sizeof(err));
 		if (!d)

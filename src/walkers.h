@@ -31,7 +31,6 @@ struct walker_need {
 	bool syscall_tp;	/* a syscalls:* tracepoint: the slow path's */
 	bool kstack, ustack;
 	bool explain;		/* stacksnoop --explain */
-	bool emit;		/* each event's stack sent (stacksnoop) */
 };
 
 struct walker;
