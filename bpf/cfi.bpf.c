@@ -425,7 +425,7 @@ struct cfi_loop {
 };
 
 /* One frame of gs_cfi_walk_loop: 1 ends the loop, its reason in st->why. */
-static long cfi_loop_frame(__u64 i, void *data)
+static __always_inline long cfi_loop_step(void *data, const int vma)
 {
 	struct cfi_loop *l = data;
 	struct cfi_state *st = l->st;
@@ -436,20 +436,31 @@ static long cfi_loop_frame(__u64 i, void *data)
 	}
 	l->ubuf[st->n & SW_MAX_FRAMES] = st->pc | st->how << SW_HOW_SHIFT;
 	st->n++;
-	st->why = cfi_step(l->proc, st, 1, 0);
+	st->why = cfi_step(l->proc, st, vma, 0);
 	return st->why != 0;
 }
 
+static long cfi_loop_frame(__u64 i, void *data)
+{
+	return cfi_loop_step(data, CFI_VMA_FIND);
+}
+
+static long cfi_loop_frame_mt(__u64 i, void *data)
+{
+	return cfi_loop_step(data, CFI_VMA_MT);
+}
+
 /*
- * 5.17+ (bpf_find_vma, bpf_loop): the whole walk in one program, a frame
- * per call of cfi_loop_frame, which the verifier checks once, not once
+ * 5.17+ (bpf_find_vma, bpf_loop; 6.1+ without BTF, the maple tree read
+ * instead): the whole walk in one program, a frame per call of
+ * cfi_loop_frame, which the verifier checks once, not once
  * for each of GS_CFI_FRAMES unrolled copies and the paths between them:
  * loading took 20 ms instead of 58 on 6.18 (12 since its row search and
  * VMA look-up are global functions, bpf/cfi_walk.bpf.h), and there is no
  * tail call every four frames.
  */
 static __always_inline int gs_cfi_walk_loop(void *ctx, const int mode,
-					    void *tails)
+					    void *tails, const int vma)
 {
 	struct cfi_loop l;
 	struct cfi_state *st;
@@ -463,7 +474,8 @@ static __always_inline int gs_cfi_walk_loop(void *ctx, const int mode,
 	l.st = st;
 	l.ubuf = gs_cfi_ubuf(scr, mode, st->nk);
 	st->why = SW_STOP_DEPTH;
-	bpf_loop(SW_MAX_FRAMES + 1, cfi_loop_frame, &l, 0);
+	bpf_loop(SW_MAX_FRAMES + 1, vma == CFI_VMA_MT ? cfi_loop_frame_mt :
+		 cfi_loop_frame, &l, 0);
 	/*
 	 * A tail call no slot answers (past the modes): a program that may
 	 * tail-call runs on the task's stack.  One that cannot gets a
@@ -593,11 +605,19 @@ SEC("tracepoint") int gs_cfi_walk_tp##sfx(void *ctx)			\
 GS_CFI_UNROLLED(sfx, mode)						\
 SEC("kprobe") int gs_cfi_walk_vma_kp##sfx(struct pt_regs *ctx)		\
 {									\
-	return gs_cfi_walk_loop(ctx, mode, &cfi_tails_kp);		\
+	return gs_cfi_walk_loop(ctx, mode, &cfi_tails_kp, CFI_VMA_FIND);	\
 }									\
 SEC("tracepoint") int gs_cfi_walk_vma_tp##sfx(void *ctx)		\
 {									\
-	return gs_cfi_walk_loop(ctx, mode, &cfi_tails_tp);		\
+	return gs_cfi_walk_loop(ctx, mode, &cfi_tails_tp, CFI_VMA_FIND);	\
+}									\
+SEC("kprobe") int gs_cfi_walk_mt_kp##sfx(struct pt_regs *ctx)		\
+{									\
+	return gs_cfi_walk_loop(ctx, mode, &cfi_tails_kp, CFI_VMA_MT);	\
+}									\
+SEC("tracepoint") int gs_cfi_walk_mt_tp##sfx(void *ctx)		\
+{									\
+	return gs_cfi_walk_loop(ctx, mode, &cfi_tails_tp, CFI_VMA_MT);	\
 }
 
 /*

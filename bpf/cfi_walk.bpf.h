@@ -213,6 +213,9 @@ static __always_inline __u64 cfi_read(__u64 addr, int *ok)
  * so each frame costs the verifier a few paths, not one for every mix of
  * constants the frames before it set.
  */
+/* a maple tree node: 256 bytes, aligned to them (6.1+, lib/maple_tree.c) */
+#define CFI_MT_WORDS	32
+
 struct cfi_state {
 	__u64 n;		/* frames recorded so far */
 	__u64 nk;		/* kernel frames before them in the key */
@@ -245,12 +248,15 @@ struct cfi_state {
 	__u64 m_start, m_len, m_bias;
 	__u32 m_first, m_count;
 	/*
-	 * A file without a table met (SW_CFG_VMA, or a list BPF built), the
-	 * VMA lock taken (SW_CFG_VMA)
+	 * A file without a table met (SW_CFG_VMA, or a list BPF built), a
+	 * VMA not found as its map changed (SW_CFG_VMA: its lock taken, or a
+	 * tree node being replaced)
 	 */
 	__u32 no_table, busy;
 	/* the looped walk's end: SW_STOP_*, in map memory for its verifier */
 	__u64 why;
+	/* the maple tree node read last (cfi_vma_map_mt) */
+	__u64 node[CFI_MT_WORDS];
 };
 
 struct {
@@ -289,57 +295,99 @@ static __always_inline __u64 cfi_file_seg(const struct sw_cfi_file *f, __u64 fo,
 	return found;
 }
 
-/* What bpf_find_vma's callback hands back: the VMA of pc, its file. */
+/* How a walk finds the VMA of a PC no process list holds (cfi_rule's vma) */
+#define CFI_VMA_NONE	0
+#define CFI_VMA_FIND	1	/* bpf_find_vma (5.17+, BTF) */
+#define CFI_VMA_MT	2	/* the maple tree read (6.1+, no BTF) */
+
+/* A VMA's range and file, as the walk needs them. */
 struct cfi_vma {
 	__u64 start, end, pgoff, ino;
-	__u32 dev, gen, file, pad;
+	__u32 dev, gen, file, gen_ok;	/* gen_ok: gen read (its offset known) */
 };
 
 struct task_struct;
 struct vm_area_struct;
 
-/* Fields at the offsets the frontend read from the kernel's BTF. */
-static long cfi_vma_fields(struct task_struct *task, struct vm_area_struct *vma,
-			   void *data)
+/* The VMA at kernel address a, through the offsets in cfg->vma. */
+static __always_inline void cfi_vma_read(const struct sw_config *cfg, __u64 a,
+					 struct cfi_vma *v)
 {
-	struct cfi_vma *v = data;
-	struct sw_config *cfg;
-	__u64 a = sw_ptr_value(vma), f = 0, inode = 0, sb = 0;
-	__u32 zero = 0;
+	__u64 f = 0, inode = 0, sb = 0;
 
-	cfg = bpf_map_lookup_elem(&config, &zero);
-	if (!cfg)
-		return 0;
 	bpf_probe_read(&v->start, 8, (void *)(a + cfg->vma.vm_start));
 	bpf_probe_read(&v->end, 8, (void *)(a + cfg->vma.vm_end));
 	bpf_probe_read(&v->pgoff, 8, (void *)(a + cfg->vma.vm_pgoff));
 	bpf_probe_read(&f, 8, (void *)(a + cfg->vma.vm_file));
 	if (!f)
-		return 0;
+		return;
 	bpf_probe_read(&inode, 8, (void *)(f + cfg->vma.f_inode));
 	if (!inode)
-		return 0;
+		return;
 	bpf_probe_read(&v->ino, 8, (void *)(inode + cfg->vma.i_ino));
-	bpf_probe_read(&v->gen, 4, (void *)(inode + cfg->vma.i_generation));
+	if (cfg->vma.i_generation) {
+		bpf_probe_read(&v->gen, 4, (void *)(inode + cfg->vma.i_generation));
+		v->gen_ok = 1;
+	}
 	bpf_probe_read(&sb, 8, (void *)(inode + cfg->vma.i_sb));
 	if (sb)
 		bpf_probe_read(&v->dev, 4, (void *)(sb + cfg->vma.s_dev));
 	v->file = 1;
+}
+
+/* bpf_find_vma's callback: the fields of the VMA it found. */
+static long cfi_vma_fields(struct task_struct *task, struct vm_area_struct *vma,
+			   void *data)
+{
+	struct sw_config *cfg;
+	__u32 zero = 0;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (cfg)
+		cfi_vma_read(cfg, sw_ptr_value(vma), data);
 	return 0;
 }
 
 /*
+ * The mapping of the PC in VMA v into st's cached one: a file without a
+ * table (not read yet, or none) is noted for the event's count.
+ */
+static __always_inline void cfi_vma_take(struct cfi_state *st, const struct cfi_vma *v)
+{
+	struct sw_cfi_file_key k = {};
+	struct sw_cfi_file *f;
+	__u64 fo, delta = 0;
+
+	if (!v->file)
+		return;
+	k.ino = v->ino;
+	k.dev = v->dev;
+	f = bpf_map_lookup_elem(&cfi_files, &k);
+	if (!f || (f->gen_known && v->gen_ok && f->gen != v->gen)) {
+		st->no_table = 1;
+		return;
+	}
+	/* a file known to have no table (no CFI, or it did not fit) */
+	if (!f->count)
+		return;
+	fo = v->pgoff << 12;
+	if (!cfi_file_seg(f, fo, &delta))
+		return;
+	st->m_start = v->start;
+	st->m_len = v->end - v->start;
+	st->m_bias = v->start - fo + delta;
+	st->m_first = f->first;
+	st->m_count = f->count;
+}
+
+/*
  * 5.17+: the mapping of pc from the file its VMA maps, into st's cached
- * one, whether or not the process has a list.  A file without a table
- * (not read yet, or none) and a VMA lock found taken are noted for the
- * event's count.
+ * one, whether or not the process has a list.  A VMA lock found taken is
+ * noted for the event's count.
  */
 __attribute__((noinline)) int cfi_vma_map(struct cfi_state *st, __u64 pc)
 {
 	struct cfi_vma v = {};
-	struct sw_cfi_file_key k = {};
-	struct sw_cfi_file *f;
-	__u64 fo, delta = 0;
 
 	if (!st)
 		return 0;
@@ -348,26 +396,97 @@ __attribute__((noinline)) int cfi_vma_map(struct cfi_state *st, __u64 pc)
 		st->busy |= 1;
 		return 0;
 	}
-	if (!v.file)
+	cfi_vma_take(st, &v);
+	return 0;
+}
+
+/*
+ * 6.1+ without BTF, where bpf_find_vma cannot be called: the VMA of pc
+ * found as the kernel's mtree_load() finds it in mm_struct's maple tree
+ * (lib/maple_tree.c), with the offsets measured at start (src/vma_calib.c;
+ * vma.mm_mmap is the tree's root there).  The tree is read as it is, no
+ * lock taken: a node being replaced (its parent is itself), one that
+ * cannot be read, and a VMA that does not hold pc (read while it
+ * changed) are counted as a lock found taken.  Node types: 1 a leaf, 2 and 3 internal;
+ * a pointer to a node carries its type in bits 3-6, the root also bit 1.
+ */
+#define CFI_MT_LEVELS	8	/* 10 to 16 children a node: 10^7 VMAs */
+#define CFI_MT_LEAF	1
+#define CFI_MT_RANGE	2
+#define CFI_MT_ARANGE	3
+
+__attribute__((noinline)) int cfi_vma_map_mt(struct cfi_state *st, __u64 pc)
+{
+	struct sw_config *cfg;
+	struct cfi_vma v = {};
+	__u64 mm, e, max = ~0ULL;
+	__u32 zero = 0;
+	int level;
+
+	if (!st)
 		return 0;
-	k.ino = v.ino;
-	k.dev = v.dev;
-	f = bpf_map_lookup_elem(&cfi_files, &k);
-	if (!f || (f->gen_known && f->gen != v.gen)) {
-		st->no_table = 1;
+	st->m_len = 0;
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg)
 		return 0;
+	mm = 0;
+	bpf_probe_read(&mm, 8, (void *)(bpf_get_current_task() + cfg->vma.task_mm));
+	e = 0;
+	if (mm)
+		bpf_probe_read(&e, 8, (void *)(mm + cfg->vma.mm_mmap));
+	/* a root that is no node: no VMA, or only one at address 0 */
+	if ((e & 3) != 2 || e <= 4096)
+		return 0;
+	e &= ~2ULL;
+	for (level = 0; level < CFI_MT_LEVELS; level++) {
+		__u64 node = e & ~255ULL, type = (e >> 3) & 15, npiv, slot, end, off = 0;
+
+		if (type == CFI_MT_ARANGE) {
+			npiv = 9;
+			slot = 10;
+		} else if (type == CFI_MT_LEAF || type == CFI_MT_RANGE) {
+			npiv = 15;
+			slot = 16;
+		} else {
+			break;
+		}
+		if (bpf_probe_read(st->node, sizeof(st->node), (void *)node) ||
+		    (st->node[0] & ~255ULL) == node)
+			break;
+		/* the slots in use: ma_data_end() (metadata byte, or pivots) */
+		if (type == CFI_MT_ARANGE)
+			end = st->node[30] & 255;
+		else if (!st->node[15])
+			end = st->node[31] & 255;
+		else
+			end = st->node[15] == max ? 14 : 15;
+		/*
+		 * The first pivot at or above pc, counted without a jump
+		 * (pivots in use rise): each pivot below it adds one
+		 */
+#pragma unroll
+		for (int i = 0; i < 15; i++) {
+			__u64 p = st->node[1 + i];
+
+			off += cfi_le(i + 1, end) & cfi_le(i + 1, npiv) &
+			       ((p - pc) >> 63) & ((p >> 63) ^ 1);
+		}
+		if (off < end)
+			max = st->node[(1 + off) & (CFI_MT_WORDS - 1)];
+		e = st->node[(slot + off) & (CFI_MT_WORDS - 1)];
+		if (type == CFI_MT_LEAF) {
+			/* NULL: pc is in no mapping */
+			if (!e)
+				return 0;
+			cfi_vma_read(cfg, e, &v);
+			if (v.start <= pc && pc < v.end) {
+				cfi_vma_take(st, &v);
+				return 0;
+			}
+			break;
+		}
 	}
-	/* a file known to have no table (no CFI, or it did not fit) */
-	if (!f->count)
-		return 0;
-	fo = v.pgoff << 12;
-	if (!cfi_file_seg(f, fo, &delta))
-		return 0;
-	st->m_start = v.start;
-	st->m_len = v.end - v.start;
-	st->m_bias = v.start - fo + delta;
-	st->m_first = f->first;
-	st->m_count = f->count;
+	st->busy |= 1;
 	return 0;
 }
 
@@ -392,8 +511,10 @@ static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state 
 			st->m_first = m->first;
 			st->m_count = m->count;
 			st->no_table |= m->first == SW_CFI_UNTABLED;
-		} else if (vma) {
+		} else if (vma == CFI_VMA_FIND) {
 			cfi_vma_map(st, pc);
+		} else if (vma == CFI_VMA_MT) {
+			cfi_vma_map_mt(st, pc);
 		} else {
 			st->m_len = 0;
 		}

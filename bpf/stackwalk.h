@@ -45,7 +45,10 @@
 #define SW_CFG_KENTRY		(1u << 2)
 /* the kernel is built with frame pointers: kernel RBP walks mean something */
 #define SW_CFG_KFP		(1u << 3)
-/* cfi, 5.17+: a PC no process list holds is looked up by its VMA's file */
+/*
+ * cfi, 5.17+ (or 6.1+ without BTF): a PC no process list holds is looked
+ * up by its VMA's file
+ */
 #define SW_CFG_VMA		(1u << 4)
 /*
  * 4.18-5.16 (cfi): a process's list is built in BPF from its VMAs at exec
@@ -64,8 +67,10 @@
  * inode: field offsets from the kernel's BTF, which differ between builds.
  * Before 5.17 (SW_CFG_VMA_LIST) also where a task's VMAs are listed
  * (task_struct.mm, mm_struct.mmap, vm_area_struct.vm_next, and vm_flags
- * for which of them hold code): from BTF, or
- * measured on our own process where the kernel has none (src/vma_calib.c).
+ * for which of them hold code); 6.1+ without BTF, task_struct.mm and
+ * the root of mm_struct's maple tree of VMAs, in mm_mmap's place: from
+ * BTF, or measured on our own process where the kernel has none
+ * (src/vma_calib.c).
  * i_generation 0: not known, and not compared.
  */
 struct sw_vma_offs {
@@ -168,7 +173,7 @@ struct sw_config {
 	X(SW_LOST_NO_TABLE, "user_stacks_without_tables", NULL)	\
 	/* cfi: a walk ended where it could not go on right */		\
 	X(SW_LOST_CUT, "user_stacks_cut", NULL)				\
-	/* cfi, 5.17+: bpf_find_vma found the VMA locked, a frame cut */	\
+	/* cfi: a VMA looked up while its map changed: fp steps */	\
 	X(SW_LOST_VMA_BUSY, "user_stacks_vma_busy", NULL)		\
 	/* walk state per thread: no room for this thread's */		\
 	X(SW_LOST_WALKS_FULL, "walk_state_map_full",			\

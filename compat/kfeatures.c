@@ -356,7 +356,7 @@ static void mask_to(struct sw_features *f, __u32 v)
 	if (v < SW_KVERSION(5, 11, 0))
 		f->map_big_keys = false;
 	if (v < SW_KVERSION(5, 17, 0))
-		f->helper_find_vma = false;
+		f->helper_find_vma = f->helper_loop = false;
 	if (v < SW_KVERSION(5, 18, 0))
 		f->link_kprobe_multi = false;
 	if (v < SW_KVERSION(6, 6, 0))
@@ -498,9 +498,9 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 	if (f->btf)
 		btf_offsets(f);
 	/* the VMA walk loops over frames with bpf_loop, of the same release */
-	f->helper_find_vma = f->prog_kprobe && f->vma_ok &&
-			     probe_helper(BPF_FUNC_find_vma) &&
-			     probe_helper(BPF_FUNC_loop);
+	f->helper_loop = f->prog_kprobe && probe_helper(BPF_FUNC_loop);
+	f->helper_find_vma = f->helper_loop && f->vma_ok &&
+			     probe_helper(BPF_FUNC_find_vma);
 	f->jit = !read_int("/proc/sys/net/core/bpf_jit_enable", &v) && v > 0;
 	read_config(f);
 	/* a long read: only where the answer can matter */

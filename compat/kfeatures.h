@@ -74,6 +74,7 @@ struct sw_features {
 	 * are still a list (before 6.1).
 	 */
 	bool helper_find_vma;
+	bool helper_loop;	/* bpf_loop (5.17) */
 #define SW_VMA_FILE_FIELDS	9
 #define SW_VMA_FIELDS	13
 	__u32 vma_off[SW_VMA_FIELDS];

@@ -199,8 +199,8 @@ int session_args_done(struct session_opts *o, int ind, int argc, char **argv)
 				   "4.1 to 4.5, e.g. STACKWALK_LEGACY=4.4", env) + 1;
 	if (env_flag(t, "STACKWALK_SMALL_KEYS", "count with hash keys of at "
 		     "most 512 bytes, as on 4.18-5.10", &o->small_keys) ||
-	    env_flag(t, "STACKWALK_NO_FIND_VMA", "walk as on 4.18-5.16, "
-		     "without bpf_find_vma", &o->no_find_vma) ||
+	    env_flag(t, "STACKWALK_NO_FIND_VMA", "walk as a kernel without "
+		     "bpf_find_vma does", &o->no_find_vma) ||
 	    env_flag(t, "STACKWALK_NO_LINKS", "attach every probe alone, as "
 		     "before multi-probe links", &o->no_links) ||
 	    env_flag(t, "STACKWALK_NO_VMA_LISTS", "hold COMMAND while its "

@@ -185,13 +185,14 @@ static void at_exec(struct session *s)
 }
 
 /*
- * Without bpf_find_vma (before 5.17) a walk needs a process's list first:
- * where BPF cannot build it from the VMAs, the frontend reads it while
- * COMMAND is held.
+ * Where BPF cannot find a process's mappings from its VMAs (by
+ * bpf_find_vma, a list built at exec, or the maple tree read), a walk
+ * needs the process's list first: the frontend reads it while COMMAND is
+ * held.
  */
 static bool hold_at_exec(const struct session *s)
 {
-	return !s->f.helper_find_vma && !(s->w && walker_vma_lists(s->w));
+	return !s->f.helper_find_vma && !(s->w && walker_finds_vmas(s->w));
 }
 
 static int preload(void *ctx, const char *path)

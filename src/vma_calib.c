@@ -2,10 +2,12 @@
 /*
  * Each field is found by what it must hold in our own process, and taken
  * only where a second, different value agrees: task_struct.mm by the
- * code, data and argument bounds /proc/self/stat gives; the VMA list by
- * the ranges of /proc/self/maps, in order; vm_pgoff and vm_file by every
- * file mapping's offset, vm_flags by every mapping's permissions; a file's inode and its super_block by two files'
- * inode numbers and devices (our executable and a memfd of our own).
+ * code, data and argument bounds /proc/self/stat gives; the VMA list
+ * (or, 6.1+, the maple tree's root) by the ranges of /proc/self/maps, each
+ * found in order (or looked up by its start); vm_pgoff and vm_file by
+ * every file mapping's offset, vm_flags by every mapping's permissions; a
+ * file's inode and its super_block by two files' inode numbers and
+ * devices (our executable and a memfd of our own).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +24,13 @@
 #define MAPS_MAX	64
 /* bytes of each VMA searched for vm_pgoff and vm_file */
 #define VMA_BYTES	512
+/* bytes of mm_struct searched for its list or tree of VMAs */
+#define MM_BYTES	256
+/* maple tree node types (lib/maple_tree.c), and the levels read at most */
+#define MT_LEAF		1
+#define MT_RANGE	2
+#define MT_ARANGE	3
+#define MT_LEVELS	8
 
 struct mapping {
 	__u64 start, end, pgoff, ino;
@@ -166,7 +175,8 @@ static int find_mm(struct calib *c, const __u64 b[11], struct sw_vma_offs *o,
 /* A VMA of ours at addr is mapping i: its range is where it starts. */
 static bool is_vma(struct calib *c, __u64 addr, size_t i)
 {
-	return i < c->n && !peek(c, addr) && word(c->v.b, 0) == c->maps[i].start &&
+	return i < c->n && kptr(addr) && !peek(c, addr) &&
+	       word(c->v.b, 0) == c->maps[i].start &&
 	       word(c->v.b, 8) == c->maps[i].end;
 }
 
@@ -174,18 +184,13 @@ static bool is_vma(struct calib *c, __u64 addr, size_t i)
  * mm_struct.mmap, vm_area_struct.vm_next (vm_start and vm_end are each
  * kernel's first two words), and every VMA of ours read, in order.
  */
-static int read_vmas(struct calib *c, struct sw_vma_offs *o, __u64 mm)
+static int read_vma_list(struct calib *c, struct sw_vma_offs *o,
+			 const __u8 mmb[MM_BYTES])
 {
-	__u8 mmb[256];
 	__u64 first = 0, a;
-	int err;
 
-	err = peek(c, mm);
-	if (err)
-		return err;
-	memcpy(mmb, c->v.b, sizeof(mmb));
 	o->mm_mmap = ~0u;
-	for (size_t off = 0; off < sizeof(mmb) && o->mm_mmap == ~0u; off += 8)
+	for (size_t off = 0; off < MM_BYTES && o->mm_mmap == ~0u; off += 8)
 		if (kptr(word(mmb, off)) && is_vma(c, word(mmb, off), 0)) {
 			o->mm_mmap = off;
 			first = word(mmb, off);
@@ -211,6 +216,98 @@ static int read_vmas(struct calib *c, struct sw_vma_offs *o, __u64 mm)
 		a = word(c->v.b, o->vm_next);
 	}
 	return c->nvmas == c->n ? 0 : -ENOENT;
+}
+
+/*
+ * The entry of a maple tree (6.1+) at addr, its root entry given, found
+ * as the kernel's mtree_load() finds it and as bpf/cfi_walk.bpf.h's
+ * cfi_vma_map_mt() does (that comment says how nodes are laid out): 0
+ * where there is none, or what was read is no tree.
+ */
+static __u64 tree_load(struct calib *c, __u64 root, __u64 addr)
+{
+	__u64 e = root, max = ~0ULL;
+
+	if ((e & 3) != 2 || e <= 4096)
+		return 0;
+	e &= ~2ULL;
+	for (int level = 0; level < MT_LEVELS; level++) {
+		__u64 node = e & ~255ULL, type = (e >> 3) & 15, n[32];
+		size_t npiv, slot, end, off = 0;
+
+		if (type == MT_ARANGE) {
+			npiv = 9;
+			slot = 10;
+		} else if (type == MT_LEAF || type == MT_RANGE) {
+			npiv = 15;
+			slot = 16;
+		} else {
+			return 0;
+		}
+		if (!kptr(node) || peek(c, node))
+			return 0;
+		memcpy(n, c->v.b, sizeof(n));
+		if (type == MT_ARANGE)
+			end = n[30] & 255;
+		else if (!n[15])
+			end = n[31] & 255;
+		else
+			end = n[15] == max ? 14 : 15;
+		if (end > npiv)
+			end = npiv;
+		while (off < end && n[1 + off] < addr)
+			off++;
+		if (off < end)
+			max = n[1 + off];
+		e = n[slot + off];
+		if (type == MT_LEAF)
+			return e;
+	}
+	return 0;
+}
+
+/* mm_struct's maple tree root, and every VMA of ours read from it, in order. */
+static int read_vma_tree(struct calib *c, struct sw_vma_offs *o,
+			 const __u8 mmb[MM_BYTES])
+{
+	for (size_t off = 0; off < MM_BYTES; off += 8) {
+		__u64 root = word(mmb, off);
+
+		if (!is_vma(c, tree_load(c, root, c->maps[0].start), 0))
+			continue;
+		for (c->nvmas = 0; c->nvmas < c->n; c->nvmas++) {
+			if (!is_vma(c, tree_load(c, root, c->maps[c->nvmas].start),
+				    c->nvmas))
+				break;
+			memcpy(c->vmas[c->nvmas], c->v.b, VMA_BYTES);
+		}
+		if (c->nvmas < c->n)
+			continue;
+		o->mm_mmap = off;
+		o->vm_start = 0;
+		o->vm_end = 8;
+		o->vm_next = 0;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Our VMAs, from the list (4.18-6.0) or, where tree_ok, the tree (6.1+). */
+static int read_vmas(struct calib *c, struct sw_vma_offs *o, __u64 mm,
+		     bool tree_ok, bool *tree)
+{
+	__u8 mmb[MM_BYTES];
+	int err = peek(c, mm);
+
+	if (err)
+		return err;
+	memcpy(mmb, c->v.b, sizeof(mmb));
+	*tree = false;
+	err = read_vma_list(c, o, mmb);
+	if (err != -ENOENT || !tree_ok)
+		return err;
+	*tree = true;
+	return read_vma_tree(c, o, mmb);
 }
 
 /* vm_pgoff, and vm_file after it: every mapping's offset, a file or NULL. */
@@ -339,7 +436,7 @@ static int find_inode(struct calib *c, struct sw_vma_offs *o)
 	return -ENOENT;
 }
 
-int vma_calib(struct walker *w, struct sw_vma_offs *out)
+int vma_calib(struct walker *w, struct sw_vma_offs *out, bool tree_ok, bool *tree)
 {
 	struct calib *c = calloc(1, sizeof(*c));
 	struct sw_vma_offs o = {};
@@ -376,10 +473,11 @@ int vma_calib(struct walker *w, struct sw_vma_offs *out)
 	if (!err)
 		err = find_mm(c, bounds, &o, &mm);
 	if (!err)
-		err = read_vmas(c, &o, mm);
+		err = read_vmas(c, &o, mm, tree_ok, tree);
 	if (!err)
 		err = find_pgoff(c, &o);
-	if (!err)
+	/* a tree's reader looks at no flags: a PC's VMA is code */
+	if (!err && !*tree)
 		err = find_flags(c, &o);
 	if (!err)
 		err = find_inode(c, &o);

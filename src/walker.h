@@ -103,8 +103,8 @@ struct ksyms;
 
 /* Whether the threads a process starts can be followed from the kernel. */
 bool walker_can_follow(const struct sw_features *f);
-/* cfi, 4.18-5.16: whether BPF builds processes' lists from their VMAs. */
-bool walker_vma_lists(const struct walker *w);
+/* cfi: whether BPF finds processes' mappings from their VMAs (any kernel). */
+bool walker_finds_vmas(const struct walker *w);
 /* --debug: that, and the fields it reads (nothing where it is not so). */
 void walker_print_lists(const struct walker *w, FILE *out);
 /*

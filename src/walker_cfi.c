@@ -90,31 +90,47 @@ static const char *cfi_why(const struct sw_features *f, const struct walker_need
 	       "of frames";
 }
 
-/*
- * 4.18-5.16: whether processes' lists can be built in BPF from their VMAs
- * (bpf/cfi.bpf.c), with the offsets from BTF or measured here; the
- * syscall tracepoints that say when code is mapped are needed too.
- * STACKWALK_NO_VMA_LISTS=1: never (lists from the frontend alone, and
- * COMMAND held at its execs until they are read).
- */
-static bool vma_lists(struct walker *w)
+/* the syscall tracepoints that say when code is mapped */
+static bool mmap_tracepoints(void)
 {
 	char tfs[4096];
 
+	return !tracefs_find(tfs, sizeof(tfs), false) &&
+	       tracefs_has(tfs, "events/syscalls/sys_exit_mmap/id") &&
+	       tracefs_has(tfs, "events/syscalls/sys_enter_mmap/id");
+}
+
+/*
+ * Without bpf_find_vma: whether BPF can find processes' mappings from
+ * their VMAs, with the offsets from BTF or measured here.  4.18-5.16
+ * (a list of VMAs): each process's list built in BPF at exec and at each
+ * mmap of code (bpf/cfi.bpf.c), which needs the mmap tracepoints;
+ * 6.1+ (a maple tree): each PC's VMA looked up as bpf_find_vma would
+ * (bpf/cfi_walk.bpf.h), which needs bpf_loop.
+ * STACKWALK_NO_VMA_LISTS=1: neither (lists from the frontend alone, and
+ * COMMAND held at its execs until they are read).
+ */
+static void vma_reads(struct walker *w)
+{
+	bool tree = false;
+
 	_Static_assert(sizeof(w->vma_offs) == sizeof(w->f->vma_off),
 		       "struct sw_vma_offs is vma_off's fields");
-	if (w->f->no_vma_lists_forced || !w->f->prog_tracepoint ||
-	    tracefs_find(tfs, sizeof(tfs), false) ||
-	    !tracefs_has(tfs, "events/syscalls/sys_exit_mmap/id") ||
-	    !tracefs_has(tfs, "events/syscalls/sys_enter_mmap/id"))
-		return false;
+	if (w->f->no_vma_lists_forced || !w->f->prog_tracepoint)
+		return;
 	if (w->f->vma_list_ok) {
 		memcpy(&w->vma_offs, w->f->vma_off, sizeof(w->vma_offs));
 		w->vma_list_how = "offsets from BTF";
-		return true;
+		w->vma_list = mmap_tracepoints();
+		return;
 	}
 	w->vma_list_how = "offsets measured on this process";
-	return !vma_calib(w, &w->vma_offs);
+	if (vma_calib(w, &w->vma_offs, w->f->helper_loop, &tree))
+		return;
+	if (tree)
+		w->vma = w->vma_mt = true;
+	else
+		w->vma_list = mmap_tracepoints();
 }
 
 static int cfi_open(struct walker *w)
@@ -132,7 +148,7 @@ static int cfi_open(struct walker *w)
 	if (w->vma)
 		memcpy(&w->vma_offs, w->f->vma_off, sizeof(w->vma_offs));
 	else if (!w->cfl)
-		w->vma_list = vma_lists(w);
+		vma_reads(w);
 	if (w->vma || w->vma_list)
 		w->cfi_files = s->maps.cfi_files;
 	bpf_map__set_autocreate(s->maps.cfi_files, w->cfi_files != NULL);
@@ -203,6 +219,11 @@ static void walk_progs(const struct walker *w, struct bpf_program **kp,
 {
 	const struct cfi_bpf *s = w->skel;
 
+	if (w->vma_mt) {
+		*kp = WALKER_GS_PROG(w, s, gs_cfi_walk_mt_kp);
+		*tp = WALKER_GS_PROG(w, s, gs_cfi_walk_mt_tp);
+		return;
+	}
 	if (w->vma) {
 		*kp = WALKER_GS_PROG(w, s, gs_cfi_walk_vma_kp);
 		*tp = WALKER_GS_PROG(w, s, gs_cfi_walk_vma_tp);
@@ -374,23 +395,30 @@ static int cfi_loaded(struct walker *w)
 	return 0;
 }
 
-bool walker_vma_lists(const struct walker *w)
+bool walker_finds_vmas(const struct walker *w)
 {
-	return w->vma_list;
+	return w->vma || w->vma_list;
 }
 
 void walker_print_lists(const struct walker *w, FILE *out)
 {
 	const struct sw_vma_offs *o = &w->vma_offs;
 
-	if (!w->vma_list)
+	if (w->vma_mt)
+		fprintf(out, "process mappings: each PC's VMA read from the "
+			"process's maple tree (%s: task_struct.mm +%u, the "
+			"tree's root +%u, vm_area_struct ", w->vma_list_how,
+			o->task_mm, o->mm_mmap);
+	else if (w->vma_list)
+		fprintf(out, "process lists: built in BPF from their VMAs at "
+			"exec and at each mmap of code (%s: task_struct.mm +%u, "
+			"mm_struct.mmap +%u, vm_area_struct vm_next +%u vm_flags "
+			"+%u ", w->vma_list_how, o->task_mm, o->mm_mmap,
+			o->vm_next, o->vm_flags);
+	else
 		return;
-	fprintf(out, "process lists: built in BPF from their VMAs at exec and "
-		"at each mmap of code (%s: task_struct.mm +%u, mm_struct.mmap "
-		"+%u, vm_area_struct vm_next +%u vm_flags +%u vm_pgoff +%u "
-		"vm_file +%u, file.f_inode +%u, inode i_ino +%u i_sb +%u, "
-		"super_block.s_dev +%u)\n", w->vma_list_how, o->task_mm,
-		o->mm_mmap, o->vm_next, o->vm_flags, o->vm_pgoff, o->vm_file,
+	fprintf(out, "vm_pgoff +%u vm_file +%u, file.f_inode +%u, inode i_ino "
+		"+%u i_sb +%u, super_block.s_dev +%u)\n", o->vm_pgoff, o->vm_file,
 		o->f_inode, o->i_ino, o->i_sb, o->s_dev);
 }
 

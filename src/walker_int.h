@@ -78,8 +78,12 @@ struct walker {
 	struct bpf_map *stacks, *config, *lost, *follow, *events;
 	/* the cfi walker's unwind tables (bpf/cfi.h); NULL for the others */
 	struct bpf_map *cfi_rows, *cfi_procs, *cfi_files;
-	/* cfi, 5.17+: PCs no process list holds found by their VMA's file */
-	bool vma;
+	/*
+	 * cfi, 5.17+: PCs no process list holds found by their VMA's file;
+	 * vma_mt: the VMA read from the maple tree (6.1+ without BTF), not
+	 * by bpf_find_vma
+	 */
+	bool vma, vma_mt;
 	/*
 	 * cfi without bpf_get_stack (4.9-4.17): kernel side by stack id,
 	 * user frames in the key (struct sw_cfl_key)
@@ -89,7 +93,8 @@ struct walker {
 	bool hooks_follow;
 	/* cfi, 4.18-5.16: processes' lists built in BPF from their VMAs */
 	bool vma_list;
-	const char *vma_list_how;	/* where its offsets came from */
+	/* where vma_list's or vma_mt's offsets came from */
+	const char *vma_list_how;
 	struct sw_vma_offs vma_offs;	/* the fields either reads */
 	/* its uprobe callers and walks loaded for uprobe_multi links */
 	bool multi_typed;

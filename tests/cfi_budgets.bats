@@ -182,7 +182,7 @@ SH
 	# the command is held at each exec, as on 4.18-5.16, so that cfipaths'
 	# tables are loaded before its code runs; nobody's come with their
 	# mappings, or at the end
-	STACKWALK_NO_FIND_VMA=1 run --separate-stderr "$SC" -U -f --unwind-memory 1 \
+	STACKWALK_NO_FIND_VMA=1 STACKWALK_NO_VMA_LISTS=1 run --separate-stderr "$SC" -U -f --unwind-memory 1 \
 		t:syscalls:sys_enter_getppid -- sh "$BATS_TEST_TMPDIR/run.sh"
 	# a writer lets them go
 	timeout 10 sh -c ": > '$H/hold'"

@@ -3,13 +3,14 @@
 # happens to the tool: on 4.18-5.16 the cfi walker holds the command at
 # each exec while its loader maps libraries (ptrace), and none of that
 # may leave it stopped, touch a process it starts, or keep the tool from
-# ending.  5.17+ holds
-# nothing: these tests walk as 4.18-5.16 does (STACKWALK_NO_FIND_VMA=1),
-# but the last, which is that nothing holds the command there.
+# ending.  5.17+ holds nothing, nor does a kernel whose VMAs BPF can read
+# (4.18-5.16's lists, 6.1+'s maple tree): these tests walk as where it
+# cannot (STACKWALK_NO_FIND_VMA=1 STACKWALK_NO_VMA_LISTS=1), but the
+# last two, which are that nothing holds the command there.
 
 load helpers
 
-export STACKWALK_NO_FIND_VMA=1
+export STACKWALK_NO_FIND_VMA=1 STACKWALK_NO_VMA_LISTS=1
 
 GETPPID=t:syscalls:sys_enter_getppid
 
@@ -232,22 +233,21 @@ EOF
 
 # 5.17+: the command's tables are in before it starts and each frame's is
 # found from its VMA, so nothing holds it: a tracer inside it works, and
-# a SIGSTOP stops it as it would untraced.
-@test "-- COMMAND on 5.17+: strace inside it works, SIGSTOP stops it, every stack exact" {
-	STACKWALK_NO_FIND_VMA=0 "$SC" --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$' ||
-		skip "this kernel has no bpf_find_vma (5.17): the command is held there"
+# a SIGSTOP stops it as it would untraced.  The environment given: how
+# the walk finds VMAs.
+untraced() {
 	local d=$BATS_TEST_TMPDIR
-	STACKWALK_NO_FIND_VMA=0 run --separate-stderr "$SC" -f -U --walker cfi "$GETPPID" -- \
-		strace -f -qq -e trace=getppid -o "$d/strace.out" "$W/cfipaths"
-	[ "$status" -eq 0 ]
-	[ -z "$stderr" ]
-	diff -u - <(echo "$output" | grep '^cfipaths;' | LC_ALL=C sort) <<'OUT'
+	env "$@" "$SC" -f -U --walker cfi "$GETPPID" -- \
+		strace -f -qq -e trace=getppid -o "$d/strace.out" "$W/cfipaths" \
+		> "$d/out" 2> "$d/err"
+	[ ! -s "$d/err" ]
+	diff -u - <(grep '^cfipaths;' "$d/out" | LC_ALL=C sort) <<'OUT'
 cfipaths;_start;__libc_start_main;[unknown];main;sys_a;syscall 5
 cfipaths;_start;__libc_start_main;[unknown];main;sys_b;syscall 6
 OUT
 	[ "$(grep -c 'getppid()' "$d/strace.out")" -eq 11 ]
 	# a command that stops itself is stopped (T), not held by a tracer (t)
-	STACKWALK_NO_FIND_VMA=0 "$SC" -U --walker cfi "$GETPPID" -- \
+	env "$@" "$SC" -U --walker cfi "$GETPPID" -- \
 		sh -c "echo stopping > $d/sh.out; kill -STOP \$\$; echo resumed >> $d/sh.out" \
 		> "$d/sc.out" 2> "$d/sc.err" &
 	SC_PID=$!
@@ -260,4 +260,32 @@ OUT
 	wait "$SC_PID"
 	SC_PID=
 	[ ! -s "$d/sc.err" ]
+}
+
+@test "-- COMMAND on 5.17+: strace inside it works, SIGSTOP stops it, every stack exact" {
+	STACKWALK_NO_FIND_VMA=0 "$SC" --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$' ||
+		skip "this kernel has no bpf_find_vma (5.17): the command is held there"
+	untraced STACKWALK_NO_FIND_VMA=0 STACKWALK_NO_VMA_LISTS=0
+}
+
+# Without bpf_find_vma on 6.1+ (a kernel without BTF; here, the variable)
+# each PC's VMA is read from the process's maple tree, at offsets measured
+# at start: nothing holds the command either.  The command stops the tool
+# while cfipaths_o2 runs, so that no list of it is written: each frame's
+# table is found from its VMA alone (leaf_a and leaf_b keep no frame, a
+# frame-pointer step loses them).
+@test "-- COMMAND on 6.1+ without bpf_find_vma: VMAs read from the maple tree, nothing held, every stack exact" {
+	local r=$(uname -r)
+	[ "${r%%.*}" -gt 6 ] || { [ "${r%%.*}" -eq 6 ] && [ "$(cut -d. -f2 <<< "$r")" -ge 1 ]; } ||
+		skip "before 6.1 a task's VMAs are a list: the VM tests build it in BPF"
+	local d=$BATS_TEST_TMPDIR
+	STACKWALK_NO_VMA_LISTS=0 "$SC" --debug -f -U --walker cfi "u:$W/cfipaths_o2:frameless" -- \
+		sh -c "kill -STOP \$PPID; $W/cfipaths_o2; kill -CONT \$PPID" > "$d/o2" 2> "$d/o2.err"
+	[ ! -s "$d/o2.err" ]
+	grep -q "^process mappings: each PC's VMA read from the process's maple tree (offsets measured on this process: " "$d/o2"
+	diff -u - <(grep '^cfipaths_o2;' "$d/o2" | LC_ALL=C sort) <<'OUT'
+cfipaths_o2;_start;__libc_start_main;[unknown];main;leaf_a;frameless 1
+cfipaths_o2;_start;__libc_start_main;[unknown];main;leaf_b;frameless 2
+OUT
+	untraced STACKWALK_NO_FIND_VMA=1 STACKWALK_NO_VMA_LISTS=0
 }

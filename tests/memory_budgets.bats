@@ -66,7 +66,7 @@ EOF
 	# the command held at its exec, as on 4.18-5.16, so that its
 	# library's table is in before its code runs (its loader cannot be
 	# read ahead: it does not fit)
-	STACKWALK_NO_FIND_VMA=1 run_peak "$SC" --file-memory 1 -f -U "$H/libvictim.so:lib_entry" -- \
+	STACKWALK_NO_FIND_VMA=1 STACKWALK_NO_VMA_LISTS=1 run_peak "$SC" --file-memory 1 -f -U "$H/libvictim.so:lib_entry" -- \
 		$(nobody_script run.sh)
 	[ "$status" -eq 0 ]
 	# big's _start, main, calls and work

@@ -283,7 +283,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 
 	execs execs.base
 	execs execs.auto "$SC" -U "t:$TP" --
-	[ "$AUTO" = cfi ] && execs execs.ptrace STACKWALK_NO_FIND_VMA=1 "$SC" -U "t:$TP" --
+	[ "$AUTO" = cfi ] && execs execs.ptrace STACKWALK_NO_FIND_VMA=1 STACKWALK_NO_VMA_LISTS=1 "$SC" -U "t:$TP" --
 	start_stop stackcount "$SC" -D 1 "t:$TP"
 	# auto's choice may be cfi: tables for every process at start
 	[ "$AUTO" = getstack ] || start_stop getstack "$SC" --walker getstack -D 1 "t:$TP"
@@ -392,7 +392,7 @@ echo
 echo "300 execs of /bin/true in sh, ms inside the command: untraced, under -- COMMAND"
 printf '  %-30s %s\n' "untraced" "$(stat execs.base)"
 printf '  %-30s %s\n' "stackcount -U -- (auto: $AUTO)" "$(stat execs.auto)"
-[ "$AUTO" = cfi ] && printf '  %-30s %s\n' "  STACKWALK_NO_FIND_VMA=1" "$(stat execs.ptrace)"
+[ "$AUTO" = cfi ] && printf '  %-30s %s\n' "  held (ptrace)" "$(stat execs.ptrace)"
 echo
 PROCS=${PROCS:-50000}
 many_processes "$PROCS"

@@ -177,8 +177,8 @@ features() {
 	$SC --kernel-features > /tmp/feat.out || return 1
 	cat /tmp/feat.out
 	grep -q "^walker  *$AUTO: " /tmp/feat.out || return 1
-	# Debian's 6.1 and 6.12 have BTF, so bpf_find_vma: the cfi walker holds
-	# nothing there; ours has no BTF, and holds COMMAND as 4.18-5.16 do
+	# Debian's 6.1 and 6.12 have BTF, so bpf_find_vma; ours have none: the
+	# cfi walker reads each PC's VMA from the maple tree there (cfi_traced)
 	case $SW_KERNEL in
 	cloud*) grep -q '^bpf_find_vma (5.17) *yes$' /tmp/feat.out || return 1 ;;
 	fp*) grep -q '^bpf_find_vma (5.17) *no$' /tmp/feat.out || return 1 ;;
@@ -540,21 +540,25 @@ tracer_pids() {
 		(tp self > /tmp/kid); exit 0'
 }
 
-# COMMAND runs untraced: its lists come from bpf_find_vma (5.17+ with
-# BTF) or are built in BPF from its VMAs (4.18-6.0, where a task's VMAs
-# are a list; --debug says so); STACKWALK_NO_VMA_LISTS=1 shows the
-# fallback, COMMAND held by the tool at its execs, which is all a 6.1+
-# kernel without BTF (the fp kernels) has
+# COMMAND runs untraced: each PC's VMA is found by bpf_find_vma (5.17+
+# with BTF) or read from the maple tree (6.1+ without BTF: the fp
+# kernels), or lists are built in BPF from the VMAs (4.18-6.0, where a
+# task's VMAs are a list); --debug says which.  STACKWALK_NO_VMA_LISTS=1
+# shows the fallback, COMMAND held by the tool at its execs.
 cfi_traced() {
 	if $SC --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$'; then
 		T=0
-	elif ge 6 1 || ! ge 4 18; then
-		# no BTF to find VMAs, or a list too large to build in BPF
+	elif ! ge 4 18; then
+		# a list too large to build in BPF
 		T=tool
 	else
 		T=0
 		sc /tmp/c.dbg --debug -U --walker cfi "$GETPPID" -- ./sysc 1 || return 1
-		grep -q '^process lists: built in BPF from their VMAs' /tmp/c.dbg || return 1
+		if ge 6 1; then
+			grep -q "^process mappings: each PC's VMA read from the process's maple tree (offsets measured on this process: " /tmp/c.dbg || return 1
+		else
+			grep -q '^process lists: built in BPF from their VMAs' /tmp/c.dbg || return 1
+		fi
 	fi
 	tracer_pids || return 1
 	echo $T | expect /tmp/cmd && echo 0 | expect /tmp/kid || return 1
@@ -594,31 +598,37 @@ cfi_forkexec() {
 	} | expect /tmp/fe.out.err
 }
 
+# The tool stopped (by its command) while cfipaths_o2 runs: no list of the
+# process comes from the frontend, so BPF alone finds each frame's table,
+# by its VMA (bpf_find_vma; the maple tree read on 6.1+ without BTF) or
+# in the list it built at exec (4.18-5.16).  A frame-pointer step would
+# lose leaf_a and leaf_b, which keep no frame.
+cfi_stopped() {
+	R='cfipaths_o2;_start;__libc_start_main;__libc_start_call_main;main'
+	sc /tmp/st.out -f -U --walker cfi u:./cfipaths_o2:frameless -- \
+		sh -c "kill -STOP \$PPID; $PWD/cfipaths_o2; kill -CONT \$PPID" || return 1
+	grep '^cfipaths_o2;' /tmp/st.out | sort > /tmp/st.m
+	printf '%s\n' "$R;leaf_a;frameless 1" "$R;leaf_b;frameless 2" | expect /tmp/st.m &&
+		: | expect /tmp/st.out.err
+}
+
 cfi_untabled() {
 	bg $SC /tmp/u.out '^Tracing' -U --walker cfi u:./cfipaths:frameless || return 1
 	kill -STOP $BG
 	./cfipaths
 	kill -CONT $BG
 	bg_stop /tmp/u.out || return 1
-	# Walked from a list or the VMAs, the frame-pointer steps end where
-	# one would not lie above the last: the walk's own check, said.  A
-	# 6.1+ kernel without BTF has neither: the kernel's unwinder walks
-	# those events, on through what %rbp points at.
+	# Walked from a list or the VMAs (found by bpf_find_vma or in the
+	# maple tree), the frame-pointer steps end where one would not lie
+	# above the last: the walk's own check, said.
 	R='  frameless
   main
   __libc_start_call_main'
-	CUT="3 user stacks end early: the walk met CFI it cannot follow (a CFA from a register other than %rsp and %rbp, or an expression) or a CFA not above the frame's own, and left the callers beyond out rather than guess them"
-	if ! $SC --kernel-features | grep -q '^bpf_find_vma (5.17) *yes$' && ge 6 1; then
-		R="$R
-  register_tm_clones
-  [unknown]"
-		CUT=
-	fi
 	printf 'Tracing 1 functions for "u:./cfipaths:frameless"... Hit Ctrl-C to end.\n\n%s\n    3\n\nDetaching...\n' \
 		"$R" | expect /tmp/u.out || return 1
 	{
 		echo "the user frames of 3 events were found by frame pointers where unwind tables were not loaded yet (a process, or a library, that came after its maps were read), so callers of code without frame pointers may be missing or wrong"
-		[ -n "$CUT" ] && echo "$CUT"
+		echo "3 user stacks end early: the walk met CFI it cannot follow (a CFA from a register other than %rsp and %rbp, or an expression) or a CFA not above the frame's own, and left the callers beyond out rather than guess them"
 	} | expect /tmp/u.out.err
 }
 
@@ -1024,6 +1034,7 @@ if ge 4 9; then
 	t "cfi, dynamic, -O2 without frame pointers: the same callers" cfi_callers_dynamic cfipaths_o2_dyn
 	t "cfi: CFI it cannot follow ends the walk there, counted and said" cfi_cut
 	t "cfi: a process whose binary has no table yet: each event counted and said" cfi_untabled
+	ge 4 18 && t "cfi: the tool stopped while COMMAND runs: each frame's table found by BPF alone, every caller" cfi_stopped
 	t "cfi, -- COMMAND: never traced by the tool where BPF finds its mappings, nor what it starts" cfi_traced
 	ge 5 17 || t "cfi, dynamic, STACKWALK_NO_VMA_LISTS=1: COMMAND held while its loader runs, the same callers" cfi_held
 	t "cfi, a uprobe wildcard: through multi-probe links where the kernel has them, every stack exact" cfi_links
