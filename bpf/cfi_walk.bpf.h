@@ -164,9 +164,12 @@ __attribute__((noinline)) __u32 cfi_search(__u32 first, __u32 count, __u64 rel)
 /*
  * cfi_find_row() through the hot rows.  Both ways end in one look-up of
  * the row by index, so that the verifier checks what follows once.
+ * fresh: the hot row's slot looked up again after a search (4.14's
+ * verifier forgets that a pointer kept across it was checked for NULL).
  */
 static __always_inline struct sw_cfi_row *cfi_hot_row(__u32 first, __u32 count,
-						       __u64 rel, const int vma)
+						       __u64 rel, const int vma,
+						       const int fresh)
 {
 	__u32 slot = (rel ^ first) & (SW_CFI_HOT - 1), at = 0;
 	__u64 tag = (__u64)first << 20 | rel >> SW_CFI_HOT_BITS, *e, v = 0;
@@ -184,11 +187,8 @@ static __always_inline struct sw_cfi_row *cfi_hot_row(__u32 first, __u32 count,
 			at = ~0u;
 		if (at == ~0u)
 			return NULL;
-		/*
-		 * Looked up again: 4.14's verifier forgets that a pointer
-		 * kept across the search was checked for NULL
-		 */
-		e = bpf_map_lookup_elem(&cfi_hot, &slot);
+		if (fresh)
+			e = bpf_map_lookup_elem(&cfi_hot, &slot);
 		if (e && first < SW_CFI_HOT_FIRST_MAX)
 			*e = tag << 21 | (__u64)(at - first) << 1 | 1;
 	}
@@ -520,7 +520,7 @@ static __always_inline void cfi_rule(struct sw_cfi_proc *proc, struct cfi_state 
 		}
 	}
 	if (pc - st->m_start < st->m_len && pc - st->m_bias < (1ULL << 32))
-		r = cfi_hot_row(st->m_first, st->m_count, pc - st->m_bias, vma);
+		r = cfi_hot_row(st->m_first, st->m_count, pc - st->m_bias, vma, fresh);
 	if ((!r || r->kind == SW_CFI_NONE) && st->entry) {
 		st->kind = SW_CFI_RSP;
 		st->off = 8;

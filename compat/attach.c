@@ -204,8 +204,10 @@ const char *attach_why(enum sw_probe_kind k, int err, bool brief)
 		/* before 4.15 a tracepoint's event takes one BPF program */
 		if (k == SW_PROBE_TRACEPOINT)
 			return brief ? "taken" : "this kernel runs one BPF program "
-			       "a tracepoint (before 4.15), and the walker follows "
-			       "processes through it; try --walker stackmap";
+			       "a tracepoint (before 4.15), and the tool follows "
+			       "processes through it (the cfi walker, or the "
+			       "children of -- COMMAND); trace it with --walker "
+			       "stackmap and no COMMAND";
 		return brief ? "taken" : "another BPF program holds it (EEXIST)";
 	case EMFILE:
 		return "too many open files: each probe takes one; raise ulimit -n";
