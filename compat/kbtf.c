@@ -50,8 +50,15 @@ static bool have(struct stream *s, size_t want)
 
 struct want {
 	const char *name;
+	size_t len;		/* strlen(name): most strings differ in it */
 	uint32_t off;		/* in the string section; NO_OFF: not there */
 };
+
+/* A string's length and first byte, as one of 512 bits: most are no name asked for. */
+static unsigned int sieve_bit(const char *p, size_t len)
+{
+	return (unsigned int)(len * 37 + (unsigned char)p[0]) & 511;
+}
 
 /*
  * Pass 1: where in the string section each name asked for is (BTF keeps
@@ -59,8 +66,15 @@ struct want {
  */
 static void find_strings(struct stream *s, struct want *w, size_t n)
 {
-	uint64_t base = s->at;
+	uint64_t base = s->at, sieve[8] = { 0 };
 	bool skipping = false;	/* inside a string too long to be asked for */
+	bool maybe;		/* a string the sieve lets through */
+	unsigned int b;
+
+	for (size_t i = 0; i < n; i++) {
+		b = sieve_bit(w[i].name, w[i].len);
+		sieve[b / 64] |= 1ULL << (b % 64);
+	}
 
 	while (have(s, 1)) {
 		const char *p = (const char *)s->buf + s->pos;
@@ -76,8 +90,11 @@ static void find_strings(struct stream *s, struct want *w, size_t n)
 			skipping = true;
 			continue;
 		}
-		for (size_t i = 0; i < n && !skipping; i++)
-			if (w[i].off == NO_OFF && !strcmp(w[i].name, p))
+		b = len ? sieve_bit(p, len) : 0;
+		maybe = !skipping && len && (sieve[b / 64] >> (b % 64) & 1);
+		for (size_t i = 0; i < n && maybe; i++)
+			if (w[i].len == len && w[i].off == NO_OFF &&
+			    !memcmp(w[i].name, p, len))
 				w[i].off = (uint32_t)(s->at - s->len + s->pos - base);
 		skipping = false;
 		s->pos += len + 1;
@@ -138,9 +155,8 @@ static int index_types(struct stream *s, struct types *t,
 			t->cap = cap;
 		}
 		t->off[t->n++] = (uint32_t)(s->at - (s->len - s->pos));
-		for (size_t i = 0; i < n; i++)
-			if (!ids[i] && names[i].off == bt.name_off &&
-			    BTF_INFO_KIND(bt.info) == BTF_KIND_STRUCT)
+		for (size_t i = 0; i < n && BTF_INFO_KIND(bt.info) == BTF_KIND_STRUCT; i++)
+			if (!ids[i] && names[i].off == bt.name_off)
 				ids[i] = (uint32_t)t->n;
 		/* skip the record, which may run past what is buffered */
 		more += sizeof(bt);
@@ -248,8 +264,8 @@ static int read_all(int fd, struct kbtf_member *v, size_t n)
 	}
 	/* w: each struct's name, then its member's */
 	for (size_t i = 0; i < n; i++) {
-		w[i] = (struct want){ v[i].type, NO_OFF };
-		w[n + i] = (struct want){ v[i].name, NO_OFF };
+		w[i] = (struct want){ v[i].type, strlen(v[i].type), NO_OFF };
+		w[n + i] = (struct want){ v[i].name, strlen(v[i].name), NO_OFF };
 	}
 	*s = (struct stream){ .fd = fd, .at = (uint64_t)h.hdr_len + h.str_off };
 	s->end = s->at + h.str_len;
