@@ -189,6 +189,10 @@ void walker_key_frames(struct walker *w, const void *key, bool counted,
 	w->d->key_frames(w, key, counted, f);
 	walker_frames_fixup(f);
 	f->uhow_set = w->o.kind == SW_WALKER_CFI;
+	/* cfi's frames from the kernel's unwinder: each past the first a frame-pointer step */
+	if (f->uhow_set && f->h->ustop == SW_STOP_NO_TABLE)
+		for (size_t i = 1; i < f->nu; i++)
+			sw_how_set(f->uhow, i, SW_HOW_FP);
 }
 
 void walker_frames_how(struct sw_stack *st, const struct key_frames *f)

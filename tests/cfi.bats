@@ -295,6 +295,23 @@ OUT
 		"$BATS_TEST_TMPDIR/sc.out.err"
 }
 
+# Where BPF finds no mappings itself (no bpf_find_vma, no list built
+# from the VMAs: as STACKWALK_NO_FIND_VMA=1 STACKWALK_NO_VMA_LISTS=1 make
+# it), such events are the kernel's unwinder's: -v says each frame past
+# the first is a frame-pointer step.
+@test "cfi: -v, events no list or VMA covers: each frame past the first a frame-pointer step" {
+	need_cfi
+	STACKWALK_NO_FIND_VMA=1 STACKWALK_NO_VMA_LISTS=1 \
+		sc_stopped_during sc.out -v -U --walker cfi "u:$W/cfipaths:frameless"
+	diff -u - <(awk '/^  [0-9a-f]+ / { print $2, $3 }' "$BATS_TEST_TMPDIR/sc.out" | LC_ALL=C sort -u) <<'EOF'
+fp [unknown]
+fp main
+regs frameless
+EOF
+	grep -qx "the user frames of 3 events were found by frame pointers where unwind tables were not loaded yet (a process, or a library, that came after its maps were read), so callers of code without frame pointers may be missing or wrong" \
+		"$BATS_TEST_TMPDIR/sc.out.err"
+}
+
 # CFI that a walk of %rsp and %rbp cannot follow (a CFA from %rbx), or
 # that puts the CFA at %rsp itself, ends the walk there: counted, said,
 # explained, never a caller guessed by a frame-pointer step.
