@@ -89,7 +89,7 @@
 #define SW_CFI_ROWS_DEFAULT	(1u << 20)
 
 /*
- * Hot rows: per CPU, SW_CFI_HOT words, each the row last found for a
+ * Hot rows: SW_CFI_HOT words, each the row last found for a
  * (table, address) pair: the word at slot (rel ^ first) % SW_CFI_HOT is
  * tag << 21 | (index - first) << 1 | 1, where tag = first << 20 |
  * rel >> SW_CFI_HOT_BITS (the slot gives the rest of rel), so a word says
