@@ -77,6 +77,40 @@ struct want {
 	uint32_t off;		/* in the string section; NO_OFF: not there */
 };
 
+/* The file: mapped whole, or read where needed. */
+struct src {
+	int fd;
+	const uint8_t *map;	/* NULL: not mapped */
+	uint64_t size;
+	uint64_t str_first, str_len;	/* the string section */
+};
+
+static bool read_at(const struct src *f, uint64_t off, void *buf, size_t len)
+{
+	if (!f->map)
+		return pread(f->fd, buf, len, off) == (ssize_t)len;
+	if (off > f->size || len > f->size - off)
+		return false;
+	memcpy(buf, f->map + off, len);
+	return true;
+}
+
+/*
+ * Whether string off is w's name: by where pass 1 found it, or, in a
+ * mapped file (which skips pass 1), compared in place.
+ */
+static bool is_name(const struct src *f, uint32_t off, const struct want *w)
+{
+	const char *p;
+
+	if (w->off != NO_OFF || !f->map)
+		return off == w->off;
+	if (off >= f->str_len || f->str_len - off <= w->len)
+		return false;
+	p = (const char *)f->map + f->str_first + off;
+	return !memcmp(p, w->name, w->len) && !p[w->len];
+}
+
 /* A string's length and first byte, as one of 512 bits: most are no name asked for. */
 static unsigned int sieve_bit(const char *p, size_t len)
 {
@@ -157,7 +191,7 @@ struct types {
  * Pass 2: every type's place in the file, and the id of the first struct
  * of each name asked for (names[i], a string offset) in ids[i].
  */
-static int index_types(struct stream *s, struct types *t,
+static int index_types(const struct src *f, struct stream *s, struct types *t,
 		       const struct want *names, uint32_t *ids, size_t n)
 {
 	while (have(s, sizeof(struct btf_type))) {
@@ -179,7 +213,7 @@ static int index_types(struct stream *s, struct types *t,
 		}
 		t->off[t->n++] = (uint32_t)(s->at - (s->len - s->pos));
 		for (size_t i = 0; i < n && BTF_INFO_KIND(bt.info) == BTF_KIND_STRUCT; i++)
-			if (!ids[i] && names[i].off == bt.name_off)
+			if (!ids[i] && is_name(f, bt.name_off, &names[i]))
 				ids[i] = (uint32_t)t->n;
 		/* skip the record, which may run past what is buffered */
 		more += sizeof(bt);
@@ -198,19 +232,18 @@ static int index_types(struct stream *s, struct types *t,
 	return s->at == s->end && s->pos == s->len ? 0 : -EINVAL;
 }
 
-static bool read_type(int fd, const struct types *t, uint32_t id,
+static bool read_type(const struct src *f, const struct types *t, uint32_t id,
 		      struct btf_type *bt)
 {
-	return id && id <= t->n &&
-	       pread(fd, bt, sizeof(*bt), t->off[id - 1]) == sizeof(*bt);
+	return id && id <= t->n && read_at(f, t->off[id - 1], bt, sizeof(*bt));
 }
 
 /* Through typedefs and qualifiers to what they name; 0 if it ends elsewhere. */
-static uint32_t resolve(int fd, const struct types *t, uint32_t id)
+static uint32_t resolve(const struct src *f, const struct types *t, uint32_t id)
 {
 	struct btf_type bt;
 
-	for (int i = 0; i < 32 && read_type(fd, t, id, &bt); i++) {
+	for (int i = 0; i < 32 && read_type(f, t, id, &bt); i++) {
 		switch (BTF_INFO_KIND(bt.info)) {
 		case BTF_KIND_TYPEDEF: case BTF_KIND_VOLATILE: case BTF_KIND_CONST:
 		case BTF_KIND_RESTRICT: case BTF_KIND_TYPE_TAG:
@@ -224,23 +257,22 @@ static uint32_t resolve(int fd, const struct types *t, uint32_t id)
 }
 
 /* As libbpf's member walk: into anonymous members, depth bounded. */
-static long member_off(int fd, const struct types *t, uint32_t id,
-		       uint32_t name, int depth)
+static long member_off(const struct src *f, const struct types *t, uint32_t id,
+		       const struct want *name, int depth)
 {
 	struct btf_type bt;
 	struct btf_member *m;
 	uint32_t kind, vlen;
 	long found = -1;
 
-	if (depth > 8 || !read_type(fd, t, id, &bt))
+	if (depth > 8 || !read_type(f, t, id, &bt))
 		return -1;
 	kind = BTF_INFO_KIND(bt.info);
 	vlen = BTF_INFO_VLEN(bt.info);
 	if ((kind != BTF_KIND_STRUCT && kind != BTF_KIND_UNION) || !vlen)
 		return -1;
 	m = malloc(vlen * sizeof(*m));
-	if (!m || pread(fd, m, vlen * sizeof(*m), t->off[id - 1] + sizeof(bt)) !=
-		  (ssize_t)(vlen * sizeof(*m))) {
+	if (!m || !read_at(f, t->off[id - 1] + sizeof(bt), m, vlen * sizeof(*m))) {
 		free(m);
 		return -1;
 	}
@@ -249,11 +281,11 @@ static long member_off(int fd, const struct types *t, uint32_t id,
 			    m[i].offset, sub;
 
 		if (m[i].name_off) {
-			if (m[i].name_off == name)
+			if (is_name(f, m[i].name_off, name))
 				found = bits / 8;
 			continue;
 		}
-		sub = member_off(fd, t, resolve(fd, t, m[i].type), name, depth + 1);
+		sub = member_off(f, t, resolve(f, t, m[i].type), name, depth + 1);
 		if (sub >= 0)
 			found = bits / 8 + sub;
 	}
@@ -268,6 +300,7 @@ static int read_all(int fd, struct kbtf_member *v, size_t n)
 	struct stream *s;
 	struct want *w;
 	struct types t = {};
+	struct src f = { .fd = fd };
 	uint32_t *ids;
 	uint8_t *map;
 	int err = -EINVAL;
@@ -292,17 +325,22 @@ static int read_all(int fd, struct kbtf_member *v, size_t n)
 		w[n + i] = (struct want){ v[i].name, strlen(v[i].name), NO_OFF };
 	}
 	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED)
-		map = NULL;
-	stream_init(s, fd, map, (uint64_t)h.hdr_len + h.str_off, h.str_len);
-	find_strings(s, w, 2 * n);
-	stream_init(s, fd, map, (uint64_t)h.hdr_len + h.type_off, h.type_len);
-	err = index_types(s, &t, w, ids, n);
-	if (map)
-		munmap(map, st.st_size);
+	f.map = map == MAP_FAILED ? NULL : map;
+	f.size = st.st_size;
+	f.str_first = (uint64_t)h.hdr_len + h.str_off;
+	f.str_len = h.str_len;
+	/* mapped, names are compared in place: no pass over the strings */
+	if (!f.map) {
+		stream_init(s, fd, NULL, f.str_first, h.str_len);
+		find_strings(s, w, 2 * n);
+	}
+	stream_init(s, fd, f.map, (uint64_t)h.hdr_len + h.type_off, h.type_len);
+	err = index_types(&f, s, &t, w, ids, n);
 	for (size_t i = 0; !err && i < n; i++)
-		if (ids[i] && w[n + i].off != NO_OFF)
-			v[i].off = member_off(fd, &t, ids[i], w[n + i].off, 0);
+		if (ids[i] && (f.map || w[n + i].off != NO_OFF))
+			v[i].off = member_off(&f, &t, ids[i], &w[n + i], 0);
+	if (f.map)
+		munmap(map, st.st_size);
 	free(t.off);
 	free(ids);
 	free(w);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Offsets of a few struct members from the kernel's BTF
- * (/sys/kernel/btf/vmlinux), read in passes through a small buffer.
+ * (/sys/kernel/btf/vmlinux): one pass over its types where the file can
+ * be mapped (6.16+ maps the kernel's), else read in passes through a
+ * small buffer.
  * Parsing the whole of it (libbpf's btf__load_vmlinux_btf) holds two
  * copies of its 5-6 MB and costs ~60 ms of page faults in a fresh process,
  * most of the start-up and of the peak memory of a run; what the walkers
