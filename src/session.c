@@ -685,6 +685,7 @@ int session_start(struct session *s)
 	char err[512] = "";
 	int e;
 
+	session_tables_warm(s);
 	if (open_symbols(s))
 		return die(s, "out of memory");
 	e = kfeatures_probe(&s->f, s->o.legacy, has_kernel_symbol, s);
@@ -720,6 +721,8 @@ int session_start(struct session *s)
 	e = plan(s);
 	if (e)
 		return e;
+	if (!s->hooks)
+		session_tables_drop(s);
 	if (s->o.pid && kill(s->o.pid, 0) && errno == ESRCH)
 		return die(s, "no process with PID %d; check the PID (ps -e)", s->o.pid);
 	/* the kernel side filters on the process: a thread id matches nothing */
@@ -988,6 +991,7 @@ void session_free(struct session *s)
 	sideband_free(s->sb);
 	if (s->hooks && s->hooks->free)
 		s->hooks->free(s);
+	session_tables_drop(s);	/* begun for a walker that did not come */
 	symbolizer_free(s->sym);
 	debuginfod_free(s->remote);
 	procs_free(s->procs);

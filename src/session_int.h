@@ -54,6 +54,14 @@ struct session_hooks {
 /* The hooks of walker kind, or NULL if it needs none. */
 const struct session_hooks *session_hooks_of(enum sw_walker kind);
 
+/*
+ * Before the walker is chosen: the cfi walker's tables begun in a thread
+ * of their own, if it may be the one (its start hook takes them).
+ * session_tables_drop: none are wanted (any other walker), or the end.
+ */
+void session_tables_warm(struct session *s);
+void session_tables_drop(struct session *s);
+
 void session_report_losses(struct session *s);
 
 /* session_cmd.c: whether a target has a semaphore the kernel leaves to us */

@@ -3,12 +3,16 @@
  * The cfi walker's unwind tables over a run: built for what is traced at
  * the start, for COMMAND before it runs, for what processes map later,
  * and said (--debug, or what did not fit) at the start and the end.
- * session.c reaches them only through the hooks at the bottom.
+ * session.c reaches them only through the hooks at the bottom, and
+ * session_tables_warm/drop before the walker is chosen.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include "session_int.h"
 #include "cfi.h"
 #include "needed.h"
@@ -16,11 +20,23 @@
 #include "unwind.h"
 #include "untrusted.h"
 
+/* A file refused while warming: said once the tables are taken. */
+struct warm_skip {
+	char *what, *why;
+};
+
 struct session_walk {
 	struct unwind *unwind;
 	bool live;			/* sideband records reach it now */
 	struct unwind_stats said;	/* what did not fit, as said */
 	bool loaded;			/* said once COMMAND's loader was over */
+	/* tables built while the kernel is probed (session_tables_warm) */
+	bool warming;
+	pthread_t warm;
+	uint32_t warm_pid;		/* 0: every process */
+	atomic_bool warm_stop;
+	struct warm_skip *skips;
+	size_t nr_skips;
 };
 
 /* "" for none, else "N MiB" (rounded up) */
@@ -80,25 +96,121 @@ static void report(struct session *s, bool debug, const char *what)
 			"pointers\n", s->o.tool, st.procs_no_room, st.maps_no_room);
 }
 
+static void warm_skip(void *ctx, const char *what, const char *why)
+{
+	struct session_walk *sw = ctx;
+	struct warm_skip k = { strdup(what), strdup(why) }, *v = NULL;
+
+	if (k.what && k.why)
+		v = realloc(sw->skips, (sw->nr_skips + 1) * sizeof(*v));
+	if (!v) {
+		free(k.what);
+		free(k.why);
+		return;
+	}
+	sw->skips = v;
+	v[sw->nr_skips++] = k;
+}
+
+static void *warm_run(void *ctx)
+{
+	struct session_walk *sw = ctx;
+
+	unwind_warm(sw->unwind, sw->warm_pid, &sw->warm_stop);
+	return NULL;
+}
+
+/* The warming over (stopped first if stop): what it refused said if say. */
+static void warm_end(struct session *s, bool stop, bool say)
+{
+	struct session_walk *sw = s->walk;
+
+	if (!sw || !sw->warming)
+		return;
+	if (stop)
+		atomic_store(&sw->warm_stop, true);
+	pthread_join(sw->warm, NULL);
+	sw->warming = false;
+	for (size_t i = 0; i < sw->nr_skips; i++) {
+		if (say)
+			session_warn_skip(s, sw->skips[i].what, sw->skips[i].why);
+		free(sw->skips[i].what);
+		free(sw->skips[i].why);
+	}
+	free(sw->skips);
+	sw->skips = NULL;
+	sw->nr_skips = 0;
+	unwind_on_skip(sw->unwind, session_warn_skip, s);
+}
+
+/* The cfi walk (4.9+) is possible on the running kernel. */
+static bool kernel_may_walk(void)
+{
+	struct utsname u;
+	unsigned major, minor;
+
+	return !uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+	       (major > 4 || (major == 4 && minor >= 9));
+}
+
+/*
+ * Building the tables takes most of a start-up (5-10 ms for a few
+ * processes), and needs nothing the kernel is probed for: begun in a
+ * thread of its own before the probes, it is mostly done when the
+ * walker's maps exist.  Only where the cfi walker may be the one.
+ */
+void session_tables_warm(struct session *s)
+{
+	const struct session_opts *o = &s->o;
+	struct session_walk *sw;
+
+	if ((o->walker != SW_WALKER_AUTO && o->walker != SW_WALKER_CFI) ||
+	    o->kernel_only || o->command || o->kernel_features || o->legacy ||
+	    s->walk || !kernel_may_walk())
+		return;
+	sw = calloc(1, sizeof(*sw));
+	if (!sw)
+		return;
+	if (unwind_new(&sw->unwind, cfi_rows_in(o->unwind_mb), -1, -1, -1)) {
+		free(sw);
+		return;
+	}
+	unwind_on_skip(sw->unwind, warm_skip, sw);
+	sw->warm_pid = o->pid > 0 ? (uint32_t)o->pid : 0;
+	if (pthread_create(&sw->warm, NULL, warm_run, sw)) {
+		unwind_free(sw->unwind);
+		free(sw);
+		return;
+	}
+	sw->warming = true;
+	s->walk = sw;
+}
+
 /*
  * The cfi walker's tables for what is traced now: -p's process, or every
  * process (a -- COMMAND's come before it runs, or as its loader maps them).
  */
 static int start(struct session *s, const struct walker *w)
 {
-	struct session_walk *sw;
+	struct session_walk *sw = s->walk;
 	int rows, procs, files, e;
 
 	if (walker_cfi_fds(w, &rows, &procs, &files))
 		return 0;
-	sw = calloc(1, sizeof(*sw));
-	if (!sw)
-		return die(s, "out of memory");
-	s->walk = sw;
-	e = unwind_new(&sw->unwind, cfi_rows_in(s->wo.unwind_mb), rows, procs, files);
-	if (e)
-		return die(s, "cannot build unwind tables: %s", strerror(-e));
-	unwind_on_skip(sw->unwind, session_warn_skip, s);
+	if (sw) {
+		warm_end(s, false, true);
+		unwind_bind(sw->unwind, rows, procs, files);
+	} else {
+		sw = calloc(1, sizeof(*sw));
+		if (!sw)
+			return die(s, "out of memory");
+		s->walk = sw;
+		e = unwind_new(&sw->unwind, cfi_rows_in(s->wo.unwind_mb), rows,
+			       procs, files);
+		if (e)
+			return die(s, "cannot build unwind tables: %s", strerror(-e));
+		unwind_on_skip(sw->unwind, session_warn_skip, s);
+	}
 	if (s->o.pid)
 		e = unwind_add_proc(sw->unwind, s->o.pid);
 	else if (!s->o.command)
@@ -250,10 +362,11 @@ static void end(struct session *s)
 	report(s, s->o.debug, "unwind tables at the end");
 }
 
-static void free_walk(struct session *s)
+void session_tables_drop(struct session *s)
 {
 	if (!s->walk)
 		return;
+	warm_end(s, true, false);
 	unwind_free(s->walk->unwind);
 	free(s->walk);
 	s->walk = NULL;
@@ -270,7 +383,7 @@ static const struct session_hooks cfi_hooks = {
 	.sync = sync_tables,
 	.due = due,
 	.end = end,
-	.free = free_walk,
+	.free = session_tables_drop,
 };
 
 const struct session_hooks *session_hooks_of(enum sw_walker kind)

@@ -20,6 +20,7 @@
 
 struct unwind;
 static int add_proc(struct unwind *u, uint32_t pid, size_t *lines);
+static double now_ms(void);
 
 /*
  * Reading a process's maps file again for every mapping it makes would
@@ -135,15 +136,65 @@ int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
 		free(u);
 		return err;
 	}
+	u->rows_fd = u->procs_fd = u->files_fd = -1;
+	/* unbound: whether files are told is known once bound */
+	if (rows_fd < 0)
+		cfi_cache_on_file(u->cache, on_file, u);
+	else
+		unwind_bind(u, rows_fd, procs_fd, files_fd);
+	*out = u;
+	return 0;
+}
+
+void unwind_bind(struct unwind *u, int rows_fd, int procs_fd, int files_fd)
+{
 	u->rows_fd = rows_fd;
 	u->procs_fd = procs_fd;
 	u->files_fd = files_fd;
-	if (files_fd >= 0)
-		cfi_cache_on_file(u->cache, on_file, u);
-	if (rows_fd >= 0)
-		cfi_cache_on_read(u->cache, read_rows, u);
-	*out = u;
-	return 0;
+	cfi_cache_on_file(u->cache, files_fd >= 0 ? on_file : NULL, u);
+	if (files_fd < 0)
+		u->nr_files = 0;
+	cfi_cache_on_read(u->cache, read_rows, u);
+}
+
+/*
+ * Unbound, the rows built are all held until bound: past this many, the
+ * rest are left to the bound pass (2 MiB of rows).
+ */
+#define WARM_ROWS	(256u << 10)
+
+static int warm_proc(struct unwind *u, uint32_t pid)
+{
+	size_t nr, no_room, lines;
+	int err = cfi_cache_proc(u->cache, pid, u->proc.maps, SW_CFI_PROC_MAPS,
+				 &nr, &no_room, &lines);
+
+	/* gone meanwhile, or a kernel thread: nothing to unwind */
+	return err == -ENOENT || err == -ESRCH || err == -EACCES ? 0 : err;
+}
+
+int unwind_warm(struct unwind *u, uint32_t pid, const atomic_bool *stop)
+{
+	double t0 = now_ms();
+	struct dirent *e;
+	int err = 0;
+	DIR *d;
+
+	if (pid) {
+		err = warm_proc(u, pid);
+		goto out;
+	}
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while (!err && !atomic_load(stop) &&
+	       cfi_cache_nr_rows(u->cache) < WARM_ROWS && (e = readdir(d)))
+		if (isdigit((unsigned char)e->d_name[0]))
+			err = warm_proc(u, strtoul(e->d_name, NULL, 10));
+	closedir(d);
+out:
+	u->ms += now_ms() - t0;
+	return err;
 }
 
 void unwind_free(struct unwind *u)

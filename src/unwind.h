@@ -12,6 +12,7 @@
 #ifndef SW_UNWIND_H
 #define SW_UNWIND_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,10 +35,19 @@ struct unwind_stats {
 
 /*
  * max_rows: the size of the rows map; the fds: the walker's maps
- * (files_fd -1: none, before 5.17).
+ * (files_fd -1: none, before 5.17), or all -1 before they exist: then
+ * only unwind_warm may be called until unwind_bind gives them.
  */
 int unwind_new(struct unwind **out, uint32_t max_rows, int rows_fd,
 		int procs_fd, int files_fd);
+void unwind_bind(struct unwind *u, int rows_fd, int procs_fd, int files_fd);
+/*
+ * Unbound: the tables of pid's binaries (0: every process's) built now,
+ * into memory only (at most a bounded number of rows), while the maps do
+ * not exist yet; stops early once *stop is set.  unwind_add_proc and
+ * unwind_add_all then find them built.  0 or -errno.
+ */
+int unwind_warm(struct unwind *u, uint32_t pid, const atomic_bool *stop);
 void unwind_free(struct unwind *u);
 void unwind_on_skip(struct unwind *u, cfi_skip_fn fn, void *ctx);
 
