@@ -226,6 +226,7 @@ static int plan(struct session *s)
 		s->explain_rules = kind != SW_WALKER_FP;
 	}
 	memset(wo, 0, sizeof(*wo));
+	wo->rows_fd = -1;
 	wo->sink = s->explain_rules ? SINK_EMIT : o->sink;
 	wo->kstack = !o->user_only && (kprobe || !o->own_side);
 	wo->ustack = !o->kernel_only && (!kprobe || !o->own_side || o->user_only);
@@ -769,6 +770,7 @@ int session_start(struct session *s)
 		fprintf(stderr, "%s: cannot read process mapping records while "
 			"starting: user frames of processes started meanwhile may "
 			"show as [unknown]\n", s->o.tool);
+	s->wo.rows_fd = session_tables_rows(s);
 	e = start_walker(s);
 	if (s->sb)
 		sideband_background_stop(s->sb);

@@ -61,6 +61,8 @@ const struct session_hooks *session_hooks_of(enum sw_walker kind);
  */
 void session_tables_warm(struct session *s);
 void session_tables_drop(struct session *s);
+/* The rows map the warming made (walker_opts.rows_fd), or -1: none yet. */
+int session_tables_rows(const struct session *s);
 
 void session_report_losses(struct session *s);
 

@@ -414,6 +414,20 @@ static __u64 map_bytes(const struct walker *w)
 	return sum;
 }
 
+/* Whether map fd is one libbpf would make for m. */
+static bool made_as(int fd, const struct bpf_map *m)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	       info.type == bpf_map__type(m) &&
+	       info.key_size == bpf_map__key_size(m) &&
+	       info.value_size == bpf_map__value_size(m) &&
+	       info.max_entries == bpf_map__max_entries(m) &&
+	       info.map_flags == bpf_map__map_flags(m);
+}
+
 /*
  * The maps user space fills as the object loads (cfi's unwind tables),
  * created now as libbpf would and handed to it.
@@ -427,6 +441,10 @@ static int create_early(struct walker *w)
 		int fd, err;
 
 		if (!v[i] || !bpf_map__autocreate(v[i]))
+			continue;
+		/* libbpf takes a copy: the maker closes its own */
+		if (v[i] == w->cfi_rows && made_as(w->o.rows_fd, v[i]) &&
+		    !bpf_map__reuse_fd(v[i], w->o.rows_fd))
 			continue;
 		o.map_flags = bpf_map__map_flags(v[i]);
 		fd = bpf_map_create(bpf_map__type(v[i]), bpf_map__name(v[i]),

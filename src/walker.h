@@ -52,6 +52,12 @@ struct walker_opts {
 	 */
 	int (*beside_load)(void *ctx, const struct walker *w);
 	void *beside_ctx;
+	/*
+	 * cfi: its rows map made already, zeroing its megabytes while the
+	 * kernel was probed (-1: none): taken if it is the one the walker
+	 * would make (type, sizes, flags), else left alone.
+	 */
+	int rows_fd;
 };
 
 /* cfi: how each user frame was found, SW_HOW_* in 2 bits a frame */
