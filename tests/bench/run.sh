@@ -104,12 +104,26 @@ bpftrace_event() {	# NAME KIND PROGRAM
 	runs[$name.prog]="${runs[$name.prog]:-} $(prog_ns "$id")"
 }
 
+# A tracer of an earlier row may still be detaching in the background
+# (a child waits out RCU grace periods, holding the kernel's tracing
+# locks that attaching takes): the next start would be timed waiting for
+# it.  At most 5 s.
+settle() {
+	local i
+	for i in $(seq 100); do
+		pgrep -x stackcount > /dev/null || pgrep -x stacksnoop > /dev/null ||
+			pgrep -x bpftrace > /dev/null || return 0
+		sleep 0.05
+	done
+}
+
 # A light load of getppid calls while start-up is measured, so that
 # stacks are read and named at the end, as in real use.  CMD's output is
 # left in $TMP/ss.out.
 start_stop() {	# NAME CMD...: wall minus one second, and peak RSS
 	local name=$1 out
 	shift
+	settle
 	( for i in $(seq 40); do SPIN_AT_END= $SPIN getppid 50 > /dev/null; sleep 0.02; done ) &
 	local load=$!
 	"$MEASURE" "$@" > "$TMP/ss.out" 2> "$TMP/m" < /dev/null
