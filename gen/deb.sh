@@ -88,5 +88,14 @@ Description: stackcount and stacksnoop: stacks of kernel and user events, with e
 EOF
 (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
 chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
+# the unwind tables kept between runs go with a purge (stackcount(8), FILES)
+cat > "$root/DEBIAN/postrm" <<'EOF'
+#!/bin/sh
+set -e
+if [ "$1" = purge ]; then
+	rm -rf /var/cache/stackwalk
+fi
+EOF
+chmod 0755 "$root/DEBIAN/postrm"
 
 dpkg-deb --root-owner-group -Zxz --build "$root" "$out"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "cfi_cache.h"
 #include "cfi.h"
+#include "cfi_disk.h"
 #include "elf_file.h"
 #include "htab.h"
 #include "procs.h"
@@ -94,6 +95,8 @@ struct cfi_cache {
 	void *on_skip_ctx;
 	cfi_file_fn on_file;
 	void *on_file_ctx;
+	struct cfi_disk *disk;	/* tables kept between runs, or NULL */
+	size_t from_disk;	/* tables read back from it */
 };
 
 static size_t hash_ino(uint32_t maj, uint32_t min, uint64_t ino)
@@ -362,19 +365,35 @@ static bool same_table(const struct cfi_cache *c, const struct bin *b,
 }
 
 /*
- * The bin of an ELF file already open.  A build-id is anyone's to write:
- * a file claiming libc's must not lend its rows to libc.  So the table is
- * built, and shared with the bin of the same build-id only if it is the
+ * The bin of a file's table t (or of err).  A build-id is anyone's to
+ * write: a file claiming libc's must not lend its rows to libc.  So the
+ * table is shared with the bin of the same build-id only if it is the
  * same; else it gets a bin of its own, found by its inode alone.
  */
+static int bin_with(struct cfi_cache *c, const struct proc_map *m,
+		    struct cfi_table *t, int err, const uint8_t *id, size_t idn,
+		    uint32_t owner)
+{
+	int i = find_id(c, id, idn);
+
+	if (i >= 0 && t && same_table(c, &c->bins[i], t))
+		i = add_ino(c, m, i) ? -ENOMEM : i;
+	else
+		i = add_bin(c, m, i < 0 ? id : NULL, i < 0 ? idn : 0, t, err,
+			    owner);
+	cfi_table_free(t);
+	return i;
+}
+
+/* The bin of an ELF file already open (stat st): its table built, and kept. */
 static int bin_of(struct cfi_cache *c, const struct proc_map *m,
-		  struct elf_file *ef, const char *path, const uint8_t *id,
-		  size_t idn, uint32_t owner)
+		  struct elf_file *ef, const char *path, const struct stat *st)
 {
 	struct untrusted_skip sk = {};
 	struct cfi_table *t = NULL;
-	int i = find_id(c, id, idn), err;
-	size_t need;
+	const uint8_t *id;
+	size_t idn = elf_file_build_id(ef, &id), need;
+	int err;
 
 	/* CFI that inflates to more than the rows' room left cannot fit */
 	err = cfi_table_from_elf_room(&t, ef, path, &sk, (c->max_rows -
@@ -383,13 +402,9 @@ static int bin_of(struct cfi_cache *c, const struct proc_map *m,
 	c->no_room_inflate += need;
 	if (sk.why && c->on_skip)
 		c->on_skip(c->on_skip_ctx, sk.what, sk.why);
-	if (i >= 0 && t && same_table(c, &c->bins[i], t))
-		i = add_ino(c, m, i) ? -ENOMEM : i;
-	else
-		i = add_bin(c, m, i < 0 ? id : NULL, i < 0 ? idn : 0, t, err,
-			    owner);
-	cfi_table_free(t);
-	return i;
+	if (!err)
+		cfi_disk_store(c->disk, path, st, t, id, idn);
+	return bin_with(c, m, t, err, id, idn, st->st_uid);
 }
 
 /*
@@ -402,9 +417,10 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 	struct elf_file *ef = NULL;
 	char mapped[96], root[4200];
 	const char *paths[3] = { mapped, root, m->path }, *path = NULL;
+	struct cfi_table *kept;
 	struct ino_slot *s;
+	uint8_t id[BUILD_ID_MAX];
 	struct stat st;
-	const uint8_t *id;
 	size_t idn;
 	int i;
 
@@ -419,6 +435,11 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 		/* the file at the path may no longer be the one mapped */
 		if (stat(paths[i], &st) || (m->ino && st.st_ino != m->ino))
 			continue;
+		if (!cfi_disk_load(c->disk, paths[i], &st, c->max_rows - c->nr_rows,
+				   &kept, id, sizeof(id), &idn)) {
+			c->from_disk++;
+			return bin_with(c, m, kept, 0, id, idn, st.st_uid);
+		}
 		if (!elf_file_open_own(&ef, paths[i], false, &sk))
 			path = paths[i];
 	}
@@ -426,8 +447,7 @@ static int file_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
 		c->on_skip(c->on_skip_ctx, sk.what, sk.why);
 	if (!ef)
 		return add_bin(c, m, NULL, 0, NULL, -ENOENT, 0);
-	idn = elf_file_build_id(ef, &id);
-	i = bin_of(c, m, ef, path, id, idn, st.st_uid);
+	i = bin_of(c, m, ef, path, &st);
 	elf_file_free(ef);
 	return i;
 }
@@ -794,4 +814,10 @@ void cfi_cache_stats(const struct cfi_cache *c, struct cfi_stats *st)
 	st->no_room_inflate = c->no_room_inflate;
 	st->too_big = c->too_big;
 	st->too_big_name = c->too_big_name;
+	st->from_disk = c->from_disk;
+}
+
+void cfi_cache_on_disk(struct cfi_cache *c, struct cfi_disk *d)
+{
+	c->disk = d;
 }

@@ -38,6 +38,7 @@ struct cfi_stats {
 	size_t too_big;		/* binaries whose table no walk can search
 				   (bpf/cfi.h: rows, span) */
 	const char *too_big_name; /* the first of those, NULL if unnamed */
+	size_t from_disk;	/* tables read back from the disk (cfi_disk.h) */
 };
 
 int cfi_cache_new(struct cfi_cache **out, uint32_t max_rows);
@@ -125,5 +126,9 @@ void cfi_cache_on_read(struct cfi_cache *c, cfi_read_fn fn, void *ctx);
 void cfi_cache_release(struct cfi_cache *c, size_t upto);
 
 void cfi_cache_stats(const struct cfi_cache *c, struct cfi_stats *st);
+
+struct cfi_disk;
+/* Tables are read from d where it keeps them, and kept there once built. */
+void cfi_cache_on_disk(struct cfi_cache *c, struct cfi_disk *d);
 
 #endif

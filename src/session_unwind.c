@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include "session_int.h"
 #include "cfi.h"
+#include "cfi_disk.h"
 #include "needed.h"
 #include "procs.h"
 #include "unwind.h"
@@ -29,6 +30,7 @@ struct warm_skip {
 
 struct session_walk {
 	struct unwind *unwind;
+	struct cfi_disk *disk;		/* tables kept between runs, or NULL */
 	bool live;			/* sideband records reach it now */
 	struct unwind_stats said;	/* what did not fit, as said */
 	bool loaded;			/* said once COMMAND's loader was over */
@@ -76,6 +78,9 @@ static void report(struct session *s, bool debug, const char *what)
 			st.cfi.tables, st.cfi.rows, st.cfi.bytes,
 			(unsigned long long)cfi_rows_in(s->wo.unwind_mb) * sizeof(struct sw_cfi_row),
 			st.procs, st.maps, st.ms);
+	if (debug && sw->disk)
+		fprintf(s->out, "tables kept from earlier runs (%s): %zu of %zu\n",
+			cfi_disk_dir(sw->disk), st.cfi.from_disk, st.cfi.tables);
 	if (st.cfi.no_room)
 		fprintf(stderr, "%s: the unwind tables of %zu binaries (%zu rows%s%s) "
 			"did not fit in --unwind-memory %u MiB: their frames are "
@@ -185,6 +190,23 @@ static bool kernel_may_walk(void)
 }
 
 /*
+ * The tables' builder, with the tables kept on disk between runs where
+ * there are (STACKWALK_CACHE_DIR, "" for none, replaces the directory).
+ */
+static int tables_new(struct session_walk *sw, uint32_t rows, int rows_fd,
+		      int procs_fd, int files_fd)
+{
+	const char *dir = getenv("STACKWALK_CACHE_DIR");
+	int e = unwind_new(&sw->unwind, rows, rows_fd, procs_fd, files_fd);
+
+	if (!e)
+		e = cfi_disk_open(&sw->disk, dir ? dir : CFI_DISK_DIR);
+	if (!e)
+		unwind_on_disk(sw->unwind, sw->disk);
+	return e;
+}
+
+/*
  * Building the tables takes most of a start-up (5-10 ms for a few
  * processes), and needs nothing the kernel is probed for: begun in a
  * thread of its own before the probes, it is mostly done when the
@@ -204,7 +226,8 @@ void session_tables_warm(struct session *s)
 		return;
 	sw->warm_rows = cfi_rows_in(o->unwind_mb);
 	atomic_init(&sw->rows_fd, -1);
-	if (unwind_new(&sw->unwind, sw->warm_rows, -1, -1, -1)) {
+	if (tables_new(sw, sw->warm_rows, -1, -1, -1)) {
+		unwind_free(sw->unwind);
 		free(sw);
 		return;
 	}
@@ -212,6 +235,7 @@ void session_tables_warm(struct session *s)
 	sw->warm_pid = o->pid > 0 ? (uint32_t)o->pid : 0;
 	if (pthread_create(&sw->warm, NULL, warm_run, sw)) {
 		unwind_free(sw->unwind);
+		cfi_disk_free(sw->disk);
 		free(sw);
 		return;
 	}
@@ -238,8 +262,8 @@ static int start(struct session *s, const struct walker *w)
 		if (!sw)
 			return die(s, "out of memory");
 		s->walk = sw;
-		e = unwind_new(&sw->unwind, cfi_rows_in(s->wo.unwind_mb), rows,
-			       procs, files);
+		e = tables_new(sw, cfi_rows_in(s->wo.unwind_mb), rows, procs,
+			       files);
 		if (e)
 			return die(s, "cannot build unwind tables: %s", strerror(-e));
 		unwind_on_skip(sw->unwind, session_warn_skip, s);
@@ -403,6 +427,7 @@ void session_tables_drop(struct session *s)
 	if (atomic_load(&s->walk->rows_fd) >= 0)
 		close(atomic_load(&s->walk->rows_fd));
 	unwind_free(s->walk->unwind);
+	cfi_disk_free(s->walk->disk);
 	free(s->walk);
 	s->walk = NULL;
 }

@@ -49,6 +49,13 @@ bool untrusted_only_root(int fd, const struct stat *st)
 	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
+bool untrusted_path_not_fuse(const char *path)
+{
+	struct statfs fs;
+
+	return !statfs(path, &fs) && fs.f_type != FUSE_SUPER_MAGIC;
+}
+
 int untrusted_open(const char *path, int flags, struct stat *st,
 		   struct untrusted_skip *sk)
 {

@@ -78,6 +78,8 @@ const char *untrusted_not_regular(mode_t mode);
 
 /* Whether only root can change the file: safe to map. */
 bool untrusted_only_root(int fd, const struct stat *st);
+/* The file at path is on no FUSE file system, whose server says what its files hold. */
+bool untrusted_path_not_fuse(const char *path);
 
 /*
  * Copy in to out (len bytes, NUL included) with every byte that is not

@@ -159,9 +159,9 @@ void unwind_bind(struct unwind *u, int rows_fd, int procs_fd, int files_fd)
 
 /*
  * Unbound, the rows built are all held until bound: past this many, the
- * rest are left to the bound pass (2 MiB of rows).
+ * rest are left to the bound pass (1 MiB of rows).
  */
-#define WARM_ROWS	(256u << 10)
+#define WARM_ROWS	(128u << 10)
 
 static int warm_proc(struct unwind *u, uint32_t pid)
 {
@@ -210,6 +210,11 @@ void unwind_free(struct unwind *u)
 void unwind_on_skip(struct unwind *u, cfi_skip_fn fn, void *ctx)
 {
 	cfi_cache_on_skip(u->cache, fn, ctx);
+}
+
+void unwind_on_disk(struct unwind *u, struct cfi_disk *d)
+{
+	cfi_cache_on_disk(u->cache, d);
 }
 
 /* Rows written through one mapping of the map at a time (5.5+). */

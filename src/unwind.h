@@ -50,6 +50,8 @@ void unwind_bind(struct unwind *u, int rows_fd, int procs_fd, int files_fd);
 int unwind_warm(struct unwind *u, uint32_t pid, const atomic_bool *stop);
 void unwind_free(struct unwind *u);
 void unwind_on_skip(struct unwind *u, cfi_skip_fn fn, void *ctx);
+/* Tables kept between runs (cfi_disk.h; NULL: none). */
+void unwind_on_disk(struct unwind *u, struct cfi_disk *d);
 
 /* Load pid's mappings now: 0, or -errno (-ENOENT: the process is gone). */
 int unwind_add_proc(struct unwind *u, uint32_t pid);

@@ -639,6 +639,48 @@ OUT
 	fi
 }
 
+# Unwind tables kept between runs (src/cfi_disk.c): what a run built, the
+# next reads back, and walks with it as gdb unwinds; an entry that others
+# may write, a torn one or a symbolic link is not read, nor a directory
+# that others may write; a binary changed in place is built again.
+@test "cfi: tables kept between runs: read back, stacks as gdb's; others' entries, torn ones, changed binaries not taken" {
+	need_cfi
+	local D=$BATS_TEST_TMPDIR/cache P=$BATS_TEST_TMPDIR/paths e
+	export STACKWALK_CACHE_DIR=$D
+	cp "$W/cfipaths_o2" "$P"
+	# how many of the start's tables (the binary, libc, ld.so) were read
+	# back; then its uprobes gone (its child detaches them), so that gdb
+	# finds none on P and P may be rewritten
+	kept() {
+		"$SC" --debug -U --walker cfi "$P:entered" -- "$P" 2> /dev/null |
+			sed -n 's/^tables kept from earlier runs (\(.*\)): \(.*\)$/\1: \2/p' |
+			head -n 1
+		for e in $(seq 200); do pgrep -x stackcount > /dev/null || break; sleep 0.05; done
+	}
+	[ "$(kept)" = "$D: 0 of 3" ]
+	[ "$(kept)" = "$D: 3 of 3" ]
+	same_as_gdb '*entered' "$P:entered" -- "$P"
+	same_as_gdb syscall:getppid t:syscalls:sys_enter_getppid -- "$P"
+	# each is written anew once refused
+	chmod g+w "$D"/*
+	[ "$(kept)" = "$D: 0 of 3" ]
+	[ "$(kept)" = "$D: 3 of 3" ]
+	for e in "$D"/*; do truncate -s -8 "$e"; done
+	[ "$(kept)" = "$D: 0 of 3" ]
+	for e in "$D"/*; do mv "$e" "$e.real"; ln -s "$e.real" "$e"; done
+	[ "$(kept)" = "$D: 0 of 3" ]
+	rm -r "$D"
+	mkdir -m 0777 "$D"
+	[ "$(kept)" = "" ]
+	[ -z "$(ls -A "$D")" ]
+	rm -r "$D"
+	[ "$(kept)" = "$D: 0 of 3" ]
+	# the same inode, other bytes: built again, walked as gdb unwinds them
+	cat "$W/cfipaths" > "$P"
+	[ "$(kept)" = "$D: 2 of 3" ]
+	same_as_gdb '*entered' "$P:entered" -- "$P"
+}
+
 # python3.11's own USDT probes (a semaphore, set for the run): before the
 # cfi walker every frame past the probe was [unknown]; now the
 # interpreter's frames, each as gdb unwinds it.
