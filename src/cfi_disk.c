@@ -24,6 +24,7 @@ static const char *const sources[] = {
 };
 
 #define TOOL_ID_MAX	32
+#define SEGS_MAX	64	/* executable segments of a file, at most */
 #define ENTRIES_MAX	100000	/* read when trimming, at most */
 
 /* An entry: this head, its segments, its rows. */
@@ -199,7 +200,7 @@ static bool head_ok(const struct cfi_disk *d, const struct head *h,
 	       !memcmp(&h->dev, &want->dev, offsetof(struct head, base) -
 		       offsetof(struct head, dev)) &&
 	       h->source < sizeof(sources) / sizeof(sources[0]) &&
-	       h->nr_rows <= SW_CFI_TABLE_MAX && h->nr_segs <= 64 &&
+	       h->nr_rows <= SW_CFI_TABLE_MAX && h->nr_segs <= SEGS_MAX &&
 	       h->idn <= sizeof(h->id) &&
 	       (uint64_t)est->st_size == sizeof(*h) + h->nr_segs *
 		       sizeof(struct cfi_seg) + h->nr_rows * sizeof(struct sw_cfi_row);
@@ -262,7 +263,8 @@ void cfi_disk_store(struct cfi_disk *d, const char *path, const struct stat *st,
 	int fd;
 	bool ok;
 
-	if (!d || !t || idn > sizeof(h.id) || !may_keep(path, st))
+	if (!d || !t || idn > sizeof(h.id) || t->nr_segs > SEGS_MAX ||
+	    !may_keep(path, st))
 		return;
 	/* a table from a separate debug file: that file is not in the key */
 	for (src = 0; src < sizeof(sources) / sizeof(sources[0]); src++)

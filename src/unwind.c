@@ -58,6 +58,7 @@ struct unwind {
 	size_t pushed;		/* rows already in the rows map */
 	bool no_mmap;		/* the rows map cannot be mapped (before 5.5) */
 	struct sw_cfi_proc proc, old;	/* a process's list, as built and as was */
+	const atomic_bool *warm_stop;	/* unwind_warm's */
 	size_t procs, nmaps, procs_no_room, maps_no_room;
 	double ms;
 };
@@ -163,38 +164,51 @@ void unwind_bind(struct unwind *u, int rows_fd, int procs_fd, int files_fd)
  */
 #define WARM_ROWS	(128u << 10)
 
+/* A process gone meanwhile, or a kernel thread: nothing to unwind, no error. */
+static int unless_gone(int err)
+{
+	return err == -ENOENT || err == -ESRCH || err == -EACCES ? 0 : err;
+}
+
+/*
+ * fn for every process there is now, until one fails, or one returns 1
+ * (enough): 0 or the error.
+ */
+static int each_proc(struct unwind *u, int (*fn)(struct unwind *u, uint32_t pid))
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (e = readdir(d)))
+		if (isdigit((unsigned char)e->d_name[0]))
+			err = fn(u, strtoul(e->d_name, NULL, 10));
+	closedir(d);
+	return err < 0 ? err : 0;
+}
+
 static int warm_proc(struct unwind *u, uint32_t pid)
 {
 	size_t nr, no_room, lines;
-	int err = cfi_cache_proc(u->cache, pid, u->proc.maps, SW_CFI_PROC_MAPS,
-				 &nr, &no_room, &lines);
 
-	/* gone meanwhile, or a kernel thread: nothing to unwind */
-	return err == -ENOENT || err == -ESRCH || err == -EACCES ? 0 : err;
+	if (atomic_load(u->warm_stop) || cfi_cache_nr_rows(u->cache) >= WARM_ROWS)
+		return 1;
+	return unless_gone(cfi_cache_proc(u->cache, pid, u->proc.maps,
+					  SW_CFI_PROC_MAPS, &nr, &no_room,
+					  &lines));
 }
 
 int unwind_warm(struct unwind *u, uint32_t pid, const atomic_bool *stop)
 {
 	double t0 = now_ms();
-	struct dirent *e;
-	int err = 0;
-	DIR *d;
+	int err;
 
-	if (pid) {
-		err = warm_proc(u, pid);
-		goto out;
-	}
-	d = opendir("/proc");
-	if (!d)
-		return -errno;
-	while (!err && !atomic_load(stop) &&
-	       cfi_cache_nr_rows(u->cache) < WARM_ROWS && (e = readdir(d)))
-		if (isdigit((unsigned char)e->d_name[0]))
-			err = warm_proc(u, strtoul(e->d_name, NULL, 10));
-	closedir(d);
-out:
+	u->warm_stop = stop;
+	err = pid ? warm_proc(u, pid) : each_proc(u, warm_proc);
 	u->ms += now_ms() - t0;
-	return err;
+	return err < 0 ? err : 0;
 }
 
 void unwind_free(struct unwind *u)
@@ -530,24 +544,14 @@ int unwind_add_file(struct unwind *u, const char *path)
 	return 0;
 }
 
+static int add_one(struct unwind *u, uint32_t pid)
+{
+	return unless_gone(unwind_add_proc(u, pid));
+}
+
 int unwind_add_all(struct unwind *u)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int err = 0;
-
-	if (!d)
-		return -errno;
-	while (!err && (e = readdir(d))) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		err = unwind_add_proc(u, strtoul(e->d_name, NULL, 10));
-		/* gone meanwhile, or a kernel thread: nothing to unwind */
-		if (err == -ENOENT || err == -ESRCH || err == -EACCES)
-			err = 0;
-	}
-	closedir(d);
-	return err;
+	return each_proc(u, add_one);
 }
 
 /* As bpf/cfi.h step 1, from user space: the mapping of pid holding pc. */
