@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* the format's name and version: another layout is another version */
@@ -335,10 +336,16 @@ static void trim(struct cfi_disk *d)
 		return;
 	}
 	while (n < ENTRIES_MAX && (e = readdir(dir))) {
-		/* entries only: 16 hex digits (the files being written start with '.') */
-		if (strlen(e->d_name) != 16 || strspn(e->d_name, "0123456789abcdef") != 16 ||
-		    fstatat(d->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISREG(st.st_mode) || VEC_GROW(v, n, cap, 64))
+		if (fstatat(d->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		/* one being written an hour ago is one a run left when it died */
+		if (e->d_name[0] == '.' && st.st_mtim.tv_sec < time(NULL) - 3600)
+			unlinkat(d->dirfd, e->d_name, 0);
+		/* entries: 16 hex digits */
+		if (strlen(e->d_name) != 16 ||
+		    strspn(e->d_name, "0123456789abcdef") != 16 ||
+		    VEC_GROW(v, n, cap, 64))
 			continue;
 		strcpy(v[n].name, e->d_name);
 		v[n].mtime = st.st_mtim;
