@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include "session_int.h"
 #include "cfi.h"
@@ -182,11 +181,11 @@ static void warm_end(struct session *s, bool stop, bool say)
 /* The cfi walk (4.9+) is possible on the running kernel. */
 static bool kernel_may_walk(void)
 {
-	struct utsname u;
-	unsigned major, minor;
+	char release[128];
+	__u32 v;
 
-	return !uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
-	       (major > 4 || (major == 4 && minor >= 9));
+	return !kversion_running(&v, release, sizeof(release)) &&
+	       v >= SW_KVERSION(4, 9, 0);
 }
 
 /*
