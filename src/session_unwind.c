@@ -205,6 +205,16 @@ static int tables_new(struct session_walk *sw, uint32_t rows, int rows_fd,
 	return e;
 }
 
+/* A walk's state, its tables not begun: no rows map of its own (-1, not fd 0). */
+static struct session_walk *walk_new(void)
+{
+	struct session_walk *sw = calloc(1, sizeof(*sw));
+
+	if (sw)
+		atomic_init(&sw->rows_fd, -1);
+	return sw;
+}
+
 /*
  * Building the tables takes most of a start-up (5-10 ms for a few
  * processes), and needs nothing the kernel is probed for: begun in a
@@ -220,11 +230,10 @@ void session_tables_warm(struct session *s)
 	    o->kernel_only || o->command || o->kernel_features || o->legacy ||
 	    s->walk || !kernel_may_walk())
 		return;
-	sw = calloc(1, sizeof(*sw));
+	sw = walk_new();
 	if (!sw)
 		return;
 	sw->warm_rows = cfi_rows_in(o->unwind_mb);
-	atomic_init(&sw->rows_fd, -1);
 	if (tables_new(sw, sw->warm_rows, -1, -1, -1)) {
 		unwind_free(sw->unwind);
 		free(sw);
@@ -257,7 +266,7 @@ static int start(struct session *s, const struct walker *w)
 		warm_end(s, false, true);
 		unwind_bind(sw->unwind, rows, procs, files);
 	} else {
-		sw = calloc(1, sizeof(*sw));
+		sw = walk_new();
 		if (!sw)
 			return die(s, "out of memory");
 		s->walk = sw;
