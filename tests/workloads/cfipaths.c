@@ -33,6 +33,12 @@
  *   u:cfipaths:rbpsaved    rbp_saved <- saved_a <- main   1 time
  *                          rbp_saved <- saved_b <- main   2 times
  *
+ * `cfipaths rooted`: frameless' paths alone, each reached from rooted,
+ * which main calls once and which hands leaf_a and leaf_b a frame pointer
+ * below its own frame.  A frame-pointer walk from frameless ends there, at
+ * rooted, on every run: beyond main it would read whatever glibc's
+ * __libc_start_call_main left in %rbp, which differs between runs.
+ *
  * `cfipaths fork`: the same, once in a child of fork (no exec) and then,
  * once the child has ended, once in its parent: each path with
  * in_child or in_parent between it and main.
@@ -129,6 +135,23 @@ __asm__(".text\n.globl rbp_saved\n.type rbp_saved, @function\nrbp_saved:\n"
 	"	.cfi_endproc\n"
 	".size rbp_saved, .-rbp_saved\n");
 void rbp_saved(void);
+
+__asm__(".text\n.globl rooted\n.type rooted, @function\nrooted:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_rel_offset %rbp, 0\n"
+	"	lea -4096(%rsp), %rbp\n"
+	"	call leaf_a\n"
+	"	call leaf_b\n"
+	"	call leaf_b\n"
+	"	pop %rbp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.cfi_restore %rbp\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size rooted, .-rooted\n");
+void rooted(void);
 
 volatile int sink;
 
@@ -265,6 +288,10 @@ int main(int argc, char **argv)
 		saved_a();
 		for (int i = 0; i < 2; i++)
 			saved_b();
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "rooted")) {
+		rooted();
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "race"))
