@@ -57,6 +57,8 @@ struct walker {
 	const struct sw_features *f;
 	const struct walker_desc *d;
 	void *skel;		/* the descriptor's skeleton */
+	const void *image;	/* the BPF object it embeds, in the tool's text */
+	size_t image_size;
 	__u64 root;		/* see struct sw_config */
 	struct walker_opts o;
 	struct bpf_object *obj;
@@ -128,6 +130,8 @@ struct walker {
  */
 #define WALKER_COMMON(w, s) do {				\
 	(w)->skel = (s);					\
+	(w)->image = (s)->skeleton->data;			\
+	(w)->image_size = (s)->skeleton->data_sz;		\
 	(w)->obj = (s)->obj;					\
 	(w)->config = (s)->maps.config;				\
 	(w)->lost = (s)->maps.lost;				\
