@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "cfi_disk.h"
 #include "cfi.h"
+#include "kept.h"
 #include "untrusted.h"
 #include "vec.h"
 
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +23,13 @@ static const char *const sources[] = {
 	".eh_frame", ".debug_frame", ".eh_frame and .debug_frame",
 };
 
-#define TOOL_ID_MAX	32
 #define SEGS_MAX	64	/* executable segments of a file, at most */
 #define ENTRIES_MAX	100000	/* read when trimming, at most */
 
 /* An entry: this head, its segments, its rows. */
 struct head {
 	char magic[8];
-	uint8_t tool[TOOL_ID_MAX];	/* the writer's build-id */
+	uint8_t tool[KEPT_TOOL_MAX];	/* the writer's build-id */
 	uint32_t tooln;
 	uint32_t source;		/* an index into sources */
 	/* the file: what changes whenever its bytes do */
@@ -45,104 +43,40 @@ struct head {
 };
 
 struct cfi_disk {
-	int dirfd;
-	char dir[256];
-	uint8_t tool[TOOL_ID_MAX];
+	struct kept *k;
+	const uint8_t *tool;		/* the tool's build-id */
 	size_t tooln;
 	bool stored;			/* this run added an entry */
 };
 
-/* Not against an attacker (only root writes here): against a torn disk. */
-static uint64_t sum_words(uint64_t h, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	uint64_t w;
-
-	for (; len >= 8; b += 8, len -= 8) {
-		memcpy(&w, b, sizeof(w));
-		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-	}
-	for (; len; len--)
-		h = (h ^ *b++) * 0x100000001b3ull;
-	return h;
-}
-
-/* The tool's own build-id, from its program headers: the main program is the first. */
-static int own_build_id(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	struct cfi_disk *d = ctx;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		const uint8_t *end = p + ph->p_memsz;
-
-		if (ph->p_type != PT_NOTE)
-			continue;
-		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
-			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-			size_t name = (n->n_namesz + 3) & ~3u, desc = (n->n_descsz + 3) & ~3u;
-
-			if ((size_t)(end - p) - sizeof(*n) < name + desc)
-				break;
-			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-			    !memcmp(p + sizeof(*n), "GNU", 4) &&
-			    n->n_descsz <= TOOL_ID_MAX) {
-				memcpy(d->tool, p + sizeof(*n) + name, n->n_descsz);
-				d->tooln = n->n_descsz;
-				return 1;
-			}
-			p += sizeof(*n) + name + desc;
-		}
-	}
-	return 1;	/* the main program only */
-}
-
-/* Root's alone: its owner root, nobody else may write it. */
-static bool roots(const struct stat *st)
-{
-	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
-}
-
 int cfi_disk_open(struct cfi_disk **out, const char *dir)
 {
 	struct cfi_disk *d;
-	struct stat st;
+	int e;
 
 	*out = NULL;
-	if (!dir || !*dir || strlen(dir) >= sizeof(d->dir) || geteuid())
-		return 0;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	dl_iterate_phdr(own_build_id, d);
-	if (!d->tooln || (mkdir(dir, 0700) && errno != EEXIST)) {
+	e = kept_open(&d->k, dir);
+	if (e || !d->k) {
 		free(d);
-		return 0;
+		return e;
 	}
-	d->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (d->dirfd < 0 || fstat(d->dirfd, &st) || !roots(&st)) {
-		if (d->dirfd >= 0)
-			close(d->dirfd);
-		free(d);
-		return 0;
-	}
-	strcpy(d->dir, dir);
+	d->tool = kept_tool(d->k, &d->tooln);
 	*out = d;
 	return 0;
 }
 
 const char *cfi_disk_dir(const struct cfi_disk *d)
 {
-	return d->dir;
+	return kept_dir(d->k);
 }
 
 /* A file whose bytes only root can change, and whose times say when they did. */
 static bool may_keep(const char *path, const struct stat *st)
 {
-	return S_ISREG(st->st_mode) && roots(st) && untrusted_path_not_fuse(path);
+	return S_ISREG(st->st_mode) && kept_roots(st) && untrusted_path_not_fuse(path);
 }
 
 static void key(struct head *h, const struct stat *st)
@@ -161,35 +95,8 @@ static void entry_name(const struct cfi_disk *d, const struct head *h,
 		       char *name, size_t len)
 {
 	snprintf(name, len, "%016llx", (unsigned long long)
-		 sum_words(sum_words(0, d->tool, d->tooln), &h->dev,
+		 kept_sum(kept_sum(0, d->tool, d->tooln), &h->dev,
 			   offsetof(struct head, base) - offsetof(struct head, dev)));
-}
-
-static bool full_read(int fd, void *buf, size_t len, off_t at)
-{
-	while (len) {
-		ssize_t r = pread(fd, buf, len, at);
-
-		if (r <= 0)
-			return false;
-		buf = (char *)buf + r;
-		len -= r;
-		at += r;
-	}
-	return true;
-}
-
-static bool full_write(int fd, const void *buf, size_t len)
-{
-	while (len) {
-		ssize_t r = write(fd, buf, len);
-
-		if (r <= 0)
-			return false;
-		buf = (const char *)buf + r;
-		len -= r;
-	}
-	return true;
 }
 
 /* What an entry's head says must be so, for the file of stat st. */
@@ -221,20 +128,19 @@ int cfi_disk_load(struct cfi_disk *d, const char *path, const struct stat *st,
 		return -ENOENT;
 	key(&want, st);
 	entry_name(d, &want, name, sizeof(name));
-	fd = openat(d->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = kept_read_open(d->k, name, &est);
 	if (fd < 0)
 		return -ENOENT;
-	if (fstat(fd, &est) || !S_ISREG(est.st_mode) || !roots(&est) ||
-	    !full_read(fd, &h, sizeof(h), 0) || !head_ok(d, &h, &want, &est) ||
+	if (!kept_read(fd, &h, sizeof(h), 0) || !head_ok(d, &h, &want, &est) ||
 	    h.idn > idmax || h.nr_rows > max_rows || !(t = calloc(1, sizeof(*t))))
 		goto fail;
 	t->segs = malloc(h.nr_segs * sizeof(*t->segs) + 1);
 	t->rows = malloc(h.nr_rows * sizeof(*t->rows) + 1);
 	if (!t->segs || !t->rows ||
-	    !full_read(fd, t->segs, h.nr_segs * sizeof(*t->segs), sizeof(h)) ||
-	    !full_read(fd, t->rows, h.nr_rows * sizeof(*t->rows),
+	    !kept_read(fd, t->segs, h.nr_segs * sizeof(*t->segs), sizeof(h)) ||
+	    !kept_read(fd, t->rows, h.nr_rows * sizeof(*t->rows),
 		       sizeof(h) + h.nr_segs * sizeof(*t->segs)) ||
-	    sum_words(sum_words(0, t->segs, h.nr_segs * sizeof(*t->segs)),
+	    kept_sum(kept_sum(0, t->segs, h.nr_segs * sizeof(*t->segs)),
 		      t->rows, h.nr_rows * sizeof(*t->rows)) != h.sum)
 		goto fail;
 	close(fd);
@@ -259,10 +165,9 @@ void cfi_disk_store(struct cfi_disk *d, const char *path, const struct stat *st,
 		    const struct cfi_table *t, const uint8_t *id, size_t idn)
 {
 	struct head h = {};
-	char name[32], tmp[64];
+	struct iovec v[3];
+	char name[32];
 	size_t src;
-	int fd;
-	bool ok;
 
 	if (!d || !t || idn > sizeof(h.id) || t->nr_segs > SEGS_MAX ||
 	    !may_keep(path, st))
@@ -286,21 +191,13 @@ void cfi_disk_store(struct cfi_disk *d, const char *path, const struct stat *st,
 	h.nr_overlaps = t->nr_overlaps;
 	h.idn = idn;
 	memcpy(h.id, id, idn);
-	h.sum = sum_words(sum_words(0, t->segs, t->nr_segs * sizeof(*t->segs)),
+	h.sum = kept_sum(kept_sum(0, t->segs, t->nr_segs * sizeof(*t->segs)),
 			  t->rows, t->nr_rows * sizeof(*t->rows));
 	entry_name(d, &h, name, sizeof(name));
-	/* whole or not at all: written aside, then renamed into place */
-	snprintf(tmp, sizeof(tmp), ".%s.%d", name, (int)getpid());
-	fd = openat(d->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
-	if (fd < 0)
-		return;
-	ok = full_write(fd, &h, sizeof(h)) &&
-	     full_write(fd, t->segs, t->nr_segs * sizeof(*t->segs)) &&
-	     full_write(fd, t->rows, t->nr_rows * sizeof(*t->rows));
-	if (close(fd) || !ok || renameat(d->dirfd, tmp, d->dirfd, name))
-		unlinkat(d->dirfd, tmp, 0);
-	else
+	v[0] = (struct iovec){ &h, sizeof(h) };
+	v[1] = (struct iovec){ t->segs, t->nr_segs * sizeof(*t->segs) };
+	v[2] = (struct iovec){ t->rows, t->nr_rows * sizeof(*t->rows) };
+	if (kept_write(d->k, name, v, 3))
 		d->stored = true;
 }
 
@@ -322,7 +219,8 @@ static int cmp_older(const void *a, const void *b)
 /* The oldest entries go until what is kept is at most 3/4 of CFI_DISK_MAX. */
 static void trim(struct cfi_disk *d)
 {
-	int fd = openat(d->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dirfd = kept_dirfd(d->k);
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	struct kept *v = NULL;
 	size_t n = 0, cap = 0;
@@ -336,12 +234,12 @@ static void trim(struct cfi_disk *d)
 		return;
 	}
 	while (n < ENTRIES_MAX && (e = readdir(dir))) {
-		if (fstatat(d->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
 		/* one being written an hour ago is one a run left when it died */
 		if (e->d_name[0] == '.' && st.st_mtim.tv_sec < time(NULL) - 3600)
-			unlinkat(d->dirfd, e->d_name, 0);
+			unlinkat(dirfd, e->d_name, 0);
 		/* entries: 16 hex digits */
 		if (strlen(e->d_name) != 16 ||
 		    strspn(e->d_name, "0123456789abcdef") != 16 ||
@@ -357,7 +255,7 @@ static void trim(struct cfi_disk *d)
 	if (total > CFI_DISK_MAX) {
 		qsort(v, n, sizeof(*v), cmp_older);
 		for (size_t i = 0; i < n && total > CFI_DISK_MAX / 4 * 3; i++)
-			if (!unlinkat(d->dirfd, v[i].name, 0))
+			if (!unlinkat(dirfd, v[i].name, 0))
 				total -= v[i].size;
 	}
 	free(v);
@@ -369,6 +267,6 @@ void cfi_disk_free(struct cfi_disk *d)
 		return;
 	if (d->stored)
 		trim(d);
-	close(d->dirfd);
+	kept_free(d->k);
 	free(d);
 }

@@ -9,11 +9,9 @@
  * FUSE, is kept, and known by what changes whenever its bytes do: device,
  * inode, size, modification and change times.  Only a table from the
  * file's own sections is kept (not one from a separate debug file), and
- * it is written and read by this very build of the tool (its build-id is
- * in every entry).  The directory must be root's and writable by root
- * alone, entries root's, regular and whole (a checksum); anything else
- * is not read.  At most CFI_DISK_MAX bytes are kept, the oldest entries
- * going first.
+ * it is written and read by this very build of the tool, in a directory
+ * of root's alone (kept.h), and read only whole (a checksum).  At most
+ * CFI_DISK_MAX bytes are kept, the oldest entries going first.
  */
 #ifndef SW_CFI_DISK_H
 #define SW_CFI_DISK_H
@@ -25,13 +23,11 @@
 struct cfi_disk;
 struct cfi_table;
 
-#define CFI_DISK_DIR	"/var/cache/stackwalk"
 #define CFI_DISK_MAX	(64ull << 20)
 
 /*
- * The cache at dir (created if missing, as root's, mode 0700), or NULL in
- * *out when there is none to use (dir "", or not root's alone): 0, or
- * -ENOMEM.
+ * The cache at dir (NULL: as kept_open() finds it), or NULL in *out when
+ * there is none to use: 0, or -ENOMEM.
  */
 int cfi_disk_open(struct cfi_disk **out, const char *dir);
 /* Trims what is kept to CFI_DISK_MAX if this run added to it. */

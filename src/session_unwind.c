@@ -195,11 +195,10 @@ static bool kernel_may_walk(void)
 static int tables_new(struct session_walk *sw, uint32_t rows, int rows_fd,
 		      int procs_fd, int files_fd)
 {
-	const char *dir = getenv("STACKWALK_CACHE_DIR");
 	int e = unwind_new(&sw->unwind, rows, rows_fd, procs_fd, files_fd);
 
 	if (!e)
-		e = cfi_disk_open(&sw->disk, dir ? dir : CFI_DISK_DIR);
+		e = cfi_disk_open(&sw->disk, NULL);
 	if (!e)
 		unwind_on_disk(sw->unwind, sw->disk);
 	return e;

@@ -50,7 +50,7 @@ $(BUILD)/tests/test_demangle: tests/unit/test_demangle.c src/demangle.c src/dema
 # Unwind tables: build/tests/test_cfi compares every row with readelf's
 # frames-interp listing and libdw's frames; build/tests/cfi_dump prints a
 # binary's rows.
-CFI_SRCS := src/cfi.c src/cfi_cache.c src/cfi_disk.c
+CFI_SRCS := src/cfi.c src/cfi_cache.c src/cfi_disk.c src/kept.c
 CFI_HDRS := $(CFI_SRCS:.c=.h) bpf/cfi.h
 # the fixture's CFI is hand-written: what a compiler would not promise
 CFI_FX_FLAGS = -std=gnu11 -O1 -g -Wall -Wextra -Werror -DCFI_FIXTURE
