@@ -159,28 +159,30 @@ static gzFile open_config(const char *release)
 	return gzopen(p, "r");	/* zlib reads plain files too */
 }
 
+/* The CONFIG_PREEMPT_* choices, as preempt= names them. */
+static const struct {
+	const char *line, *model;
+} models[] = {
+	{ "CONFIG_PREEMPT_NONE=y\n", "none" },
+	{ "CONFIG_PREEMPT_VOLUNTARY=y\n", "voluntary" },
+	{ "CONFIG_PREEMPT=y\n", "full" },
+	{ "CONFIG_PREEMPT_LAZY=y\n", "lazy" },
+};
+
 /* What a kernel's config says of preemption. */
 struct preempt_config {
+	bool found;		/* there is a config */
 	bool rt, dynamic;
-	const char *model;	/* the CONFIG_PREEMPT_* choice, as preempt= names it */
+	int model;		/* 1 + an index into models, 0 for none */
 };
 
 static void preempt_config_line(struct preempt_config *pc, const char *line)
 {
-	static const struct {
-		const char *line, *model;
-	} models[] = {
-		{ "CONFIG_PREEMPT_NONE=y\n", "none" },
-		{ "CONFIG_PREEMPT_VOLUNTARY=y\n", "voluntary" },
-		{ "CONFIG_PREEMPT=y\n", "full" },
-		{ "CONFIG_PREEMPT_LAZY=y\n", "lazy" },
-	};
-
 	pc->rt |= !strcmp(line, "CONFIG_PREEMPT_RT=y\n");
 	pc->dynamic |= !strcmp(line, "CONFIG_PREEMPT_DYNAMIC=y\n");
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
 		if (!strcmp(line, models[i].line))
-			pc->model = models[i].model;
+			pc->model = i + 1;
 }
 
 /* A preemption model's name, as preempt= and debugfs give it, copied. */
@@ -232,7 +234,8 @@ static void read_preempt(struct sw_features *f, const struct preempt_config *pc)
 			fclose(in);
 	}
 	if (!model[0] && pc && (pc->rt || pc->model)) {
-		snprintf(model, sizeof(model), "%s", pc->rt ? "rt" : pc->model);
+		snprintf(model, sizeof(model), "%s", pc->rt ? "rt" :
+			 models[pc->model - 1].model);
 		snprintf(f->preempt_why, sizeof(f->preempt_why), "%s, %s",
 			 model, pc->rt ? "CONFIG_PREEMPT_RT=y" :
 			 pc->dynamic ? "the config's PREEMPT_DYNAMIC default" :
@@ -251,18 +254,18 @@ static void read_preempt(struct sw_features *f, const struct preempt_config *pc)
 	f->walk_per_task = f->uprobe_preemptible;
 }
 
-static void read_config(struct sw_features *f)
+static void read_config(struct sw_features *f, struct preempt_config *pc)
 {
 	bool orc = false, fp_unwinder = false, guess = false, fp = false;
 	bool kasan = false, fred = false, found;
-	struct preempt_config pc = { 0 };
 	char line[256];
 	gzFile z;
 
 	z = open_config(f->release);
 	found = z != NULL;
+	pc->found = found;
 	while (z && gzgets(z, line, sizeof(line))) {
-		preempt_config_line(&pc, line);
+		preempt_config_line(pc, line);
 		orc |= !strcmp(line, "CONFIG_UNWINDER_ORC=y\n");
 		fp_unwinder |= !strcmp(line, "CONFIG_UNWINDER_FRAME_POINTER=y\n");
 		guess |= !strcmp(line, "CONFIG_UNWINDER_GUESS=y\n");
@@ -272,7 +275,6 @@ static void read_config(struct sw_features *f)
 	}
 	if (z)
 		gzclose(z);
-	read_preempt(f, found ? &pc : NULL);
 
 	/* x86_64: 16 KiB since 3.15, doubled by KASAN; FRED pads the top */
 	f->thread_size = kasan ? 32768 : 16384;
@@ -428,25 +430,15 @@ int kfeatures_prepare(struct sw_features *f)
 	return err;
 }
 
-int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
-		      void *ctx)
+/*
+ * What holds until the kernel boots again: the BPF program, helper, map
+ * and link types it takes, its PMUs, its BTF's offsets, its config and
+ * kallsyms' answers.  f's version and release are set.
+ */
+static void probe_boot(struct sw_features *f, struct preempt_config *pc,
+		       sw_has_ksym_fn has, void *ctx)
 {
-	struct rlimit lim;
-	int err, v;
-
-	memset(f, 0, sizeof(*f));
-	err = kversion_running(&f->version, f->release, sizeof(f->release));
-	if (err)
-		return err;
-	f->legacy = legacy;
-	/*
-	 * Pre-5.11 kernels charge BPF memory to RLIMIT_MEMLOCK, which
-	 * kfeatures_prepare() raises: whether it can, a hard limit of
-	 * infinity or root's CAP_SYS_RESOURCE tells without trying.
-	 */
-	f->memlock_ok = f->version >= SW_KVERSION(5, 11, 0) ||
-			(!getrlimit(RLIMIT_MEMLOCK, &lim) &&
-			 lim.rlim_max == RLIM_INFINITY) || geteuid() == 0;
+	int v;
 
 	f->prog_kprobe = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, NULL) == 1;
 	f->bpf = f->prog_kprobe;
@@ -475,9 +467,6 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 		f->link_uprobe_multi = probe_multi(SW_PROBE_UPROBE);
 		f->link_kprobe_multi = probe_multi(SW_PROBE_KPROBE);
 	}
-
-	if (!read_int("/proc/sys/kernel/perf_event_max_stack", &v) && v > 0)
-		f->max_stack = v;
 	if (!read_int("/sys/bus/event_source/devices/kprobe/type", &v)) {
 		f->pmu_kprobe = true;
 		f->kprobe_pmu_type = v;
@@ -488,12 +477,6 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 		f->uprobe_ref_ctr_shift = pmu_field_shift("uprobe", "ref_ctr_offset");
 		f->uprobe_ref_ctr = f->uprobe_ref_ctr_shift > 0;
 	}
-	if (tracefs_find(f->tracefs, sizeof(f->tracefs), legacy != 0))
-		f->tracefs[0] = 0;
-	probe_kinds(f);
-	f->prog_syscall_tp = f->prog_tracepoint &&
-			     f->version >= SW_KVERSION(4, 14, 0);
-
 	f->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	if (f->btf)
 		btf_offsets(f);
@@ -501,12 +484,113 @@ int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
 	f->helper_loop = f->prog_kprobe && probe_helper(BPF_FUNC_loop);
 	f->helper_find_vma = f->helper_loop && f->vma_ok &&
 			     probe_helper(BPF_FUNC_find_vma);
-	f->jit = !read_int("/proc/sys/net/core/bpf_jit_enable", &v) && v > 0;
-	read_config(f);
+	read_config(f, pc);
 	/* a long read: only where the answer can matter */
 	if (has && (f->version < SW_KVERSION(4, 16, 0) ||
 		    f->unwinder == SW_UNWINDER_UNKNOWN))
 		scan_kallsyms(f, f->unwinder == SW_UNWINDER_UNKNOWN, has, ctx);
+}
+
+/* What may change while the kernel runs: sysctls, mounts, limits. */
+static void probe_run(struct sw_features *f, const struct preempt_config *pc)
+{
+	struct rlimit lim;
+	int v;
+
+	/*
+	 * Pre-5.11 kernels charge BPF memory to RLIMIT_MEMLOCK, which
+	 * kfeatures_prepare() raises: whether it can, a hard limit of
+	 * infinity or root's CAP_SYS_RESOURCE tells without trying.
+	 */
+	f->memlock_ok = f->version >= SW_KVERSION(5, 11, 0) ||
+			(!getrlimit(RLIMIT_MEMLOCK, &lim) &&
+			 lim.rlim_max == RLIM_INFINITY) || geteuid() == 0;
+	if (!read_int("/proc/sys/kernel/perf_event_max_stack", &v) && v > 0)
+		f->max_stack = v;
+	if (tracefs_find(f->tracefs, sizeof(f->tracefs), f->legacy != 0))
+		f->tracefs[0] = 0;
+	probe_kinds(f);
+	f->prog_syscall_tp = f->prog_tracepoint &&
+			     f->version >= SW_KVERSION(4, 14, 0);
+	f->jit = !read_int("/proc/sys/net/core/bpf_jit_enable", &v) && v > 0;
+	read_preempt(f, pc->found ? pc : NULL);
+}
+
+/* What probe_boot found, as kept between runs. */
+struct boot_answers {
+	struct sw_features f;
+	struct preempt_config pc;
+};
+
+/*
+ * What tells one boot of the kernel from another, and what it lets this
+ * process do: a run in a container of fewer capabilities, or after
+ * lockdown was raised, gets answers of its own.
+ */
+static size_t boot_key(char *key, size_t len, const struct sw_features *f)
+{
+	char id[64] = "", caps[256] = "", lockdown[128] = "", line[256];
+	FILE *in = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	if (in && !fgets(id, sizeof(id), in))
+		id[0] = 0;
+	if (in)
+		fclose(in);
+	in = fopen("/proc/self/status", "r");
+	while (in && fgets(line, sizeof(line), in))
+		if (!strncmp(line, "CapEff:", 7))
+			snprintf(caps, sizeof(caps), "%s", line + 7);
+	if (in)
+		fclose(in);
+	in = fopen("/sys/kernel/security/lockdown", "r");
+	if (in && !fgets(lockdown, sizeof(lockdown), in))
+		lockdown[0] = 0;
+	if (in)
+		fclose(in);
+	if (!id[0] || !caps[0])
+		return 0;
+	return snprintf(key, len, "boot %scaps %slockdown %s\nrelease %s\n",
+			id, caps, lockdown, f->release) + 1;
+}
+
+static bool kept_answers(const struct boot_answers *b, const struct sw_features *f)
+{
+	return b->f.version == f->version &&
+	       !memcmp(b->f.release, f->release, sizeof(f->release)) &&
+	       b->pc.model >= 0 &&
+	       b->pc.model <= (int)(sizeof(models) / sizeof(models[0]));
+}
+
+int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
+		    void *ctx, const struct sw_keep *keep)
+{
+	struct boot_answers b;
+	char key[1024];
+	size_t keylen = 0;
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	err = kversion_running(&f->version, f->release, sizeof(f->release));
+	if (err)
+		return err;
+	if (keep)
+		keylen = boot_key(key, sizeof(key), f);
+	memset(&b, 0, sizeof(b));
+	if (keylen && keep->load(keep->ctx, key, keylen, &b, sizeof(b)) &&
+	    kept_answers(&b, f)) {
+		*f = b.f;
+		/* what a kept copy's strings hold, ended */
+		f->unwinder_why[sizeof(f->unwinder_why) - 1] = 0;
+		f->kept = true;
+	} else {
+		memset(&b, 0, sizeof(b));
+		probe_boot(f, &b.pc, has, ctx);
+		b.f = *f;
+		if (keylen)
+			keep->store(keep->ctx, key, keylen, &b, sizeof(b));
+	}
+	f->legacy = legacy;
+	probe_run(f, &b.pc);
 	if (legacy)
 		mask_to(f, legacy);
 	return 0;
@@ -581,4 +665,7 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	else
 		fprintf(out, "%-34s unknown (no BTF): found from the BPF stack\n",
 			"task_struct.stack");
+	fprintf(out, "%-34s %s\n", "kept by a run since boot", f->kept ?
+		"yes: what holds until a reboot, as an earlier run found it" :
+		"no: all probed now");
 }

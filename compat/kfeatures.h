@@ -8,6 +8,7 @@
 #define SW_KFEATURES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <limits.h>
 #include <linux/types.h>
@@ -25,6 +26,7 @@ struct sw_features {
 	__u32 version;		/* LINUX_VERSION_CODE, as kprobe loads need it */
 	char release[65];
 	__u32 legacy;		/* emulated release (0: none) */
+	bool kept;		/* what holds for the boot was kept by an earlier run */
 
 	bool bpf;		/* bpf() works at all */
 	bool prog_kprobe, prog_tracepoint;
@@ -102,12 +104,27 @@ struct sw_features {
 /* Whether the kernel has a text symbol of that name (kallsyms). */
 typedef bool (*sw_has_ksym_fn)(void *ctx, const char *name);
 /*
+ * Where the answers that hold until the kernel boots again (its program,
+ * helper, map and link types, PMUs, BTF offsets, config and kallsyms
+ * answers: two thirds of a start-up's probing) are kept between runs:
+ * load fills len bytes that store kept under the same key, or says there
+ * are none.
+ */
+struct sw_keep {
+	bool (*load)(void *ctx, const void *key, size_t keylen, void *buf,
+		     size_t len);
+	void (*store)(void *ctx, const void *key, size_t keylen,
+		      const void *buf, size_t len);
+	void *ctx;
+};
+/*
  * What the kernel offers, read without changing anything: tracefs only
  * if mounted, RLIMIT_MEMLOCK as it is; has (or NULL) answers what only
- * kallsyms tells, on kernels before 4.16 or with no config.
+ * kallsyms tells, on kernels before 4.16 or with no config; keep (or
+ * NULL) keeps what holds for the boot.
  */
 int kfeatures_probe(struct sw_features *f, __u32 legacy, sw_has_ksym_fn has,
-		      void *ctx);
+		      void *ctx, const struct sw_keep *keep);
 /*
  * When tracing starts: raise RLIMIT_MEMLOCK, mount tracefs (or debugfs)
  * if it is not, and see what that shows.  -ENOENT if no tracefs.

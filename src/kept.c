@@ -185,3 +185,68 @@ bool kept_write(const struct kept *k, const char *name, const struct iovec *v,
 	}
 	return true;
 }
+
+/* A blob's head: then its key, then its bytes. */
+struct blob_head {
+	char magic[8];
+	uint8_t tool[KEPT_TOOL_MAX];
+	uint64_t tooln, keylen, len, sum;
+};
+
+#define BLOB_KEY_MAX	4096
+#define BLOB_MAX	(1u << 20)
+
+static const char blob_magic[8] = { 's', 'w', 'b', 'l', 'o', 'b', 0, 1 };
+
+static void blob_head(const struct kept *k, struct blob_head *h, const void *key,
+		      size_t keylen, const void *buf, size_t len)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, blob_magic, sizeof(blob_magic));
+	memcpy(h->tool, k->tool, k->tooln);
+	h->tooln = k->tooln;
+	h->keylen = keylen;
+	h->len = len;
+	h->sum = kept_sum(kept_sum(0, key, keylen), buf, len);
+}
+
+bool kept_blob_load(const struct kept *k, const char *name, const void *key,
+		    size_t keylen, void *buf, size_t len)
+{
+	struct blob_head h, want;
+	uint8_t kept_key[BLOB_KEY_MAX];
+	struct stat st;
+	bool ok;
+	int fd;
+
+	if (!k || keylen > BLOB_KEY_MAX || len > BLOB_MAX)
+		return false;
+	fd = kept_read_open(k, name, &st);
+	if (fd < 0)
+		return false;
+	ok = (uint64_t)st.st_size == sizeof(h) + keylen + len &&
+	     kept_read(fd, &h, sizeof(h), 0) &&
+	     kept_read(fd, kept_key, keylen, sizeof(h)) &&
+	     !memcmp(kept_key, key, keylen) &&
+	     kept_read(fd, buf, len, sizeof(h) + keylen);
+	close(fd);
+	if (!ok)
+		return false;
+	blob_head(k, &want, key, keylen, buf, len);
+	return !memcmp(&h, &want, sizeof(h));
+}
+
+bool kept_blob_store(const struct kept *k, const char *name, const void *key,
+		     size_t keylen, const void *buf, size_t len)
+{
+	struct blob_head h;
+	struct iovec v[3];
+
+	if (!k || keylen > BLOB_KEY_MAX || len > BLOB_MAX)
+		return false;
+	blob_head(k, &h, key, keylen, buf, len);
+	v[0] = (struct iovec){ &h, sizeof(h) };
+	v[1] = (struct iovec){ (void *)key, keylen };
+	v[2] = (struct iovec){ (void *)buf, len };
+	return kept_write(k, name, v, 3);
+}

@@ -45,6 +45,15 @@ bool kept_read(int fd, void *buf, size_t len, off_t at);
 /* Writes the entry name from n parts: true once it is in place. */
 bool kept_write(const struct kept *k, const char *name, const struct iovec *v,
 		int n);
+/*
+ * A small entry of its own name: len bytes, good while what key says
+ * holds (compared whole).  Loaded only if written by this build, with
+ * the same key and length, and whole.
+ */
+bool kept_blob_load(const struct kept *k, const char *name, const void *key,
+		    size_t keylen, void *buf, size_t len);
+bool kept_blob_store(const struct kept *k, const char *name, const void *key,
+		     size_t keylen, const void *buf, size_t len);
 /* A checksum over len bytes, on from h: against a torn disk, not an attacker. */
 uint64_t kept_sum(uint64_t h, const void *p, size_t len);
 

@@ -16,6 +16,7 @@
 #include "session_int.h"
 #include "debuginfod.h"
 #include "interrupt.h"
+#include "kept.h"
 #include "ksyms.h"
 #include "outfile.h"
 #include "procs.h"
@@ -681,6 +682,34 @@ static int stopped(struct session *s)
 	return session_interrupted(s) ? 128 + s->interrupted : 0;
 }
 
+static bool features_load(void *ctx, const void *key, size_t keylen, void *buf,
+			  size_t len)
+{
+	return kept_blob_load(ctx, "features", key, keylen, buf, len);
+}
+
+static void features_store(void *ctx, const void *key, size_t keylen,
+			   const void *buf, size_t len)
+{
+	kept_blob_store(ctx, "features", key, keylen, buf, len);
+}
+
+/* The kernel's features, those that hold for the boot as a run kept them (kept.h). */
+static int probe_kernel(struct session *s)
+{
+	struct kept *k;
+	struct sw_keep keep = { .load = features_load, .store = features_store };
+	int e = kept_open(&k, NULL);
+
+	if (e)
+		return e;
+	keep.ctx = k;
+	e = kfeatures_probe(&s->f, s->o.legacy, has_kernel_symbol, s,
+			    k ? &keep : NULL);
+	kept_free(k);
+	return e;
+}
+
 int session_start(struct session *s)
 {
 	char err[512] = "";
@@ -689,7 +718,7 @@ int session_start(struct session *s)
 	session_tables_warm(s);
 	if (open_symbols(s))
 		return die(s, "out of memory");
-	e = kfeatures_probe(&s->f, s->o.legacy, has_kernel_symbol, s);
+	e = probe_kernel(s);
 	if (e)
 		return die(s, "cannot tell what this kernel offers: %s", strerror(-e));
 	if (s->o.small_keys)

@@ -440,6 +440,45 @@ feature_line() {
 	fi
 }
 
+# What holds until a reboot is kept by the first run (src/kept.c): the
+# next reads it back, every answer as probed; an entry another user could
+# have written, a torn one, or one reached through a symlink is not read.
+@test "--kernel-features: what holds for the boot kept by one run, read back by the next, the same table" {
+	d=$BATS_TEST_TMPDIR/kept
+	kept() { grep '^kept by a run since boot ' | sed 's/ *\([a-z]*\):.*/ \1/'; }
+	STACKWALK_CACHE_DIR= "$SC" --kernel-features > "$BATS_TEST_TMPDIR/none"
+	for run in first second; do
+		STACKWALK_CACHE_DIR=$d "$SC" --kernel-features > "$BATS_TEST_TMPDIR/$run"
+	done
+	[ "$(kept < "$BATS_TEST_TMPDIR/none")" = "kept by a run since boot no" ]
+	[ "$(kept < "$BATS_TEST_TMPDIR/first")" = "kept by a run since boot no" ]
+	[ "$(kept < "$BATS_TEST_TMPDIR/second")" = "kept by a run since boot yes" ]
+	diff -u <(grep -v '^kept by' "$BATS_TEST_TMPDIR/none") \
+		<(grep -v '^kept by' "$BATS_TEST_TMPDIR/second")
+	[ "$(stat -c '%U %a' "$d/features")" = "root 600" ]
+	# each spoils the entry, the run after it probes and keeps a good one
+	spoil() {
+		case $1 in
+		group) chmod g+w "$d/features" ;;
+		torn) truncate -s -1 "$d/features" ;;
+		flipped) printf 'x' | dd of="$d/features" bs=1 seek=200 conv=notrunc 2> /dev/null ;;
+		link) mv "$d/features" "$d/elsewhere"; ln -s elsewhere "$d/features" ;;
+		esac
+	}
+	for how in group torn flipped link; do
+		spoil $how
+		[ "$(STACKWALK_CACHE_DIR=$d "$SC" --kernel-features | kept)" = "kept by a run since boot no" ]
+		[ "$(STACKWALK_CACHE_DIR=$d "$SC" --kernel-features | kept)" = "kept by a run since boot yes" ]
+	done
+	# a walk as if none were kept: its stacks (options.bats, -P) the same
+	run --separate-stderr env STACKWALK_CACHE_DIR=$d "$SC" -U -P 'c:getpp*d' -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	kept_out=$output
+	run --separate-stderr env STACKWALK_CACHE_DIR= "$SC" -U -P 'c:getpp*d' -- "$W/paths" 2
+	[ "$status" -eq 0 ]
+	[ "$(echo "$kept_out" | normalize)" = "$(echo "$output" | normalize)" ]
+}
+
 @test "lib as a library name (c), with wildcards, the caller at entry kept" {
 	run --separate-stderr "$SC" -U 'c:getpp*d' -- "$W/paths" 2
 	[ "$status" -eq 0 ]

@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: floor {count|stack} {tp CAT:EVENT|up BIN:FUNC} -- CMD...\n");
 		return 2;
 	}
-	if (kfeatures_probe(&f, 0, NULL, NULL))
+	if (kfeatures_probe(&f, 0, NULL, NULL, NULL))
 		return 1;
 	where = strdup(argv[3]);
 	colon = strrchr(where, ':');
