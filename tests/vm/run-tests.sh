@@ -174,8 +174,15 @@ ge 4 14 || SYSEV=$GETPPID
 # ---- the kernel ----
 
 features() {
-	$SC --kernel-features > /tmp/feat.out || return 1
+	# all probed, none kept: the table as the kernel gives it
+	STACKWALK_CACHE_DIR= $SC --kernel-features > /tmp/feat.out || return 1
 	cat /tmp/feat.out
+	# what holds for the boot, kept by one run and read by the next: the same
+	$SC --kernel-features > /dev/null && $SC --kernel-features > /tmp/feat.kept || return 1
+	grep -v '^kept by' /tmp/feat.out > /tmp/feat.a
+	grep -v '^kept by' /tmp/feat.kept > /tmp/feat.b
+	grep -q '^kept by a run since boot *yes: ' /tmp/feat.kept &&
+		diff -u /tmp/feat.a /tmp/feat.b || return 1
 	grep -q "^walker  *$AUTO: " /tmp/feat.out || return 1
 	# Debian's 6.1 and 6.12 have BTF, so bpf_find_vma; ours have none: the
 	# cfi walker reads each PC's VMA from the maple tree there (cfi_traced)
@@ -970,6 +977,8 @@ snoop_legacy() {	# VERSION ARGS...: trace_pipe (4.1-4.3) against perf output
 # ---- the matrix ----
 
 echo 1 > /proc/sys/net/core/bpf_jit_enable	# off by default before 5.10
+# where the tools keep what they may between runs (src/kept.c), as on a host
+mkdir -p /var/cache
 echo "# kernel $REL ($SW_KERNEL)"
 DISK=no
 if [ -b /dev/vda ]; then
