@@ -210,18 +210,28 @@ static void blob_head(const struct kept *k, struct blob_head *h, const void *key
 	h->sum = kept_sum(kept_sum(0, key, keylen), buf, len);
 }
 
+/* By the tool's build too: two builds in turn keep theirs apart. */
+static void blob_name(const struct kept *k, const char *name, char *out,
+		      size_t len)
+{
+	snprintf(out, len, "%016llx", (unsigned long long)
+		 kept_sum(kept_sum(0, k->tool, k->tooln), name, strlen(name)));
+}
+
 bool kept_blob_load(const struct kept *k, const char *name, const void *key,
 		    size_t keylen, void *buf, size_t len)
 {
 	struct blob_head h, want;
 	uint8_t kept_key[BLOB_KEY_MAX];
+	char file[32];
 	struct stat st;
 	bool ok;
 	int fd;
 
 	if (!k || keylen > BLOB_KEY_MAX || len > BLOB_MAX)
 		return false;
-	fd = kept_read_open(k, name, &st);
+	blob_name(k, name, file, sizeof(file));
+	fd = kept_read_open(k, file, &st);
 	if (fd < 0)
 		return false;
 	ok = (uint64_t)st.st_size == sizeof(h) + keylen + len &&
@@ -241,6 +251,7 @@ bool kept_blob_store(const struct kept *k, const char *name, const void *key,
 {
 	struct blob_head h;
 	struct iovec v[3];
+	char file[32];
 
 	if (!k || keylen > BLOB_KEY_MAX || len > BLOB_MAX)
 		return false;
@@ -248,5 +259,6 @@ bool kept_blob_store(const struct kept *k, const char *name, const void *key,
 	v[0] = (struct iovec){ &h, sizeof(h) };
 	v[1] = (struct iovec){ (void *)key, keylen };
 	v[2] = (struct iovec){ (void *)buf, len };
-	return kept_write(k, name, v, 3);
+	blob_name(k, name, file, sizeof(file));
+	return kept_write(k, file, v, 3);
 }

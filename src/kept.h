@@ -46,9 +46,10 @@ bool kept_read(int fd, void *buf, size_t len, off_t at);
 bool kept_write(const struct kept *k, const char *name, const struct iovec *v,
 		int n);
 /*
- * A small entry of its own name: len bytes, good while what key says
- * holds (compared whole).  Loaded only if written by this build, with
- * the same key and length, and whole.
+ * A small entry, one of its name for each build of the tool (named as
+ * tables are, so trimmed with them once old): len bytes, good while what
+ * key says holds (compared whole).  Loaded only if written by this
+ * build, with the same key and length, and whole.
  */
 bool kept_blob_load(const struct kept *k, const char *name, const void *key,
 		    size_t keylen, void *buf, size_t len);
