@@ -800,6 +800,15 @@ int session_start(struct session *s)
 			"starting: user frames of processes started meanwhile may "
 			"show as [unknown]\n", s->o.tool);
 	s->wo.rows_fd = session_tables_rows(s);
+	/*
+	 * Without the VMA offsets from BTF, the cfi walker measures them on
+	 * this process (src/vma_calib.c), against its own maps: the tables'
+	 * thread must not map or unmap memory meanwhile.  It ran on
+	 * meanwhile once the kernel's features were kept (0.2 ms, not 4).
+	 */
+	if (s->wo.kind == SW_WALKER_CFI && !s->f.helper_find_vma &&
+	    !s->f.vma_list_ok)
+		session_tables_settle(s);
 	e = start_walker(s);
 	if (s->sb)
 		sideband_background_stop(s->sb);

@@ -63,6 +63,8 @@ void session_tables_warm(struct session *s);
 void session_tables_drop(struct session *s);
 /* The rows map the warming made (walker_opts.rows_fd), or -1: none yet. */
 int session_tables_rows(const struct session *s);
+/* The warming done: it maps and unmaps no more memory from here on. */
+void session_tables_settle(struct session *s);
 
 void session_report_losses(struct session *s);
 

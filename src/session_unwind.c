@@ -155,6 +155,7 @@ int session_tables_rows(const struct session *s)
 	return s->walk && s->walk->warming ? atomic_load(&s->walk->rows_fd) : -1;
 }
 
+
 /* The warming over (stopped first if stop): what it refused said if say. */
 static void warm_end(struct session *s, bool stop, bool say)
 {
@@ -176,6 +177,11 @@ static void warm_end(struct session *s, bool stop, bool say)
 	sw->skips = NULL;
 	sw->nr_skips = 0;
 	unwind_on_skip(sw->unwind, session_warn_skip, s);
+}
+
+void session_tables_settle(struct session *s)
+{
+	warm_end(s, false, true);
 }
 
 /* The cfi walk (4.9+) is possible on the running kernel. */
