@@ -106,9 +106,9 @@ typedef bool (*sw_has_ksym_fn)(void *ctx, const char *name);
 /*
  * Where the answers that hold until the kernel boots again (its program,
  * helper, map and link types, PMUs, BTF offsets, config and kallsyms
- * answers: two thirds of a start-up's probing) are kept between runs:
- * load fills len bytes that store kept under the same key, or says there
- * are none.
+ * answers: all of the probing but 0.2 ms of sysctls and mounts) are kept
+ * between runs: load fills len bytes that store kept under the same key,
+ * or says there are none.
  */
 struct sw_keep {
 	bool (*load)(void *ctx, const void *key, size_t keylen, void *buf,
