@@ -1014,16 +1014,21 @@ void walker_detach_async(struct walker *w)
 		ioctl(w->att[i].perf_fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (pipe2(go, O_CLOEXEC))
 		return;
-	pid = fork();
+	/*
+	 * Exit signal 0: no SIGCHLD comes of it (COMMAND's is what the
+	 * session waits for), and init reaps it once we are gone.  The raw
+	 * call, as the child makes system calls only: one copy of our page
+	 * tables, where a fork and a grandchild made two, plus a teardown
+	 * waited for.
+	 */
+	pid = syscall(SYS_clone, 0UL, NULL, NULL, NULL, 0UL);
 	if (pid < 0) {
 		close(go[0]);
 		close(go[1]);
 		return;
 	}
 	if (!pid) {
-		/* a grandchild, so init reaps it; no terminal, no pipe held */
-		if (fork())
-			_exit(0);
+		/* no terminal, no pipe held */
 		null = open("/dev/null", O_RDWR);
 		dup2(null, 0);
 		dup2(null, 1);
@@ -1037,7 +1042,6 @@ void walker_detach_async(struct walker *w)
 		_exit(0);
 	}
 	close(go[0]);
-	waitpid(pid, NULL, 0);
 	/* ours are not the last references now: closing them is cheap */
 	for (size_t i = 0; i < w->natt; i++) {
 		close(w->att[i].perf_fd);
