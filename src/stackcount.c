@@ -17,6 +17,7 @@
 #include "outfile.h"
 #include "output.h"
 #include "session.h"
+#include "symbolize.h"
 #include "walkers.h"
 
 struct tool {
@@ -312,6 +313,53 @@ static int print_interval(struct tool *t, bool final)
 	return session_flush(&t->s);
 }
 
+/*
+ * Opening the files that name user frames is most of the end of a run
+ * (libc with its debug symbols: 2 ms of 5): done while tracing runs, as
+ * kallsyms' reading is (symbolizer_preload_kernel), for the stacks counted
+ * by 0.5, 1, 2, 4... s into it (a pass reads every stack: a long run
+ * makes few).  Only where the sideband keeps the processes' maps current
+ * (they are read once); -i's prints name as they go.
+ */
+#define NAME_AHEAD_MS 500
+
+static void name_ahead(struct tool *t, long long at_ms)
+{
+	struct sw_stacks st = {};
+
+	session_sync(&t->s);
+	if (!walker_read(t->s.w, &st)) {
+		for (size_t i = 0; i < st.n; i++) {
+			const struct sw_stack *k = &st.v[i];
+			uint64_t lo = 0, hi = 0;
+
+			/* a file's mapping holds runs of a stack's frames */
+			for (size_t j = 0; j < k->nu; j++)
+				if (k->uip[j] < lo || k->uip[j] >= hi)
+					symbolizer_open_ahead(t->s.sym, k->tgid,
+							      k->uip[j], &lo, &hi);
+		}
+		if (t->s.o.debug)
+			fprintf(stderr, "%s: the files naming the user frames of "
+				"%zu stacks opened, %lld ms into tracing\n",
+				t->s.o.tool, st.n, at_ms);
+	}
+	walker_stacks_free(&st);
+}
+
+/* Without -i: the wait until the end, naming ahead meanwhile. */
+static void wait_naming_ahead(struct tool *t)
+{
+	bool ahead = t->s.sb && t->fmt.user;
+	long long at = NAME_AHEAD_MS;
+
+	while (session_wait(&t->s, ahead ? t->start_ms + at : -1, -1) ==
+	       WAKE_TIMEOUT) {
+		name_ahead(t, at);
+		at *= 2;
+	}
+}
+
 static int run(struct tool *t)
 {
 	struct session *s = &t->s;
@@ -354,9 +402,12 @@ static int run(struct tool *t)
 		t->start_ms = t->last_ms = session_now_ms();
 		if (t->interval)
 			next = session_now_ms() + t->interval * 1000;
-		while (session_wait(s, next, -1) == WAKE_TIMEOUT &&
-		       !print_interval(t, false))
-			next += t->interval * 1000;
+		if (!t->interval)
+			wait_naming_ahead(t);
+		else
+			while (session_wait(s, next, -1) == WAKE_TIMEOUT &&
+			       !print_interval(t, false))
+				next += t->interval * 1000;
 		/* with no reader left, the files still get the counts */
 		if (!print_interval(t, true) && !t->folded && !t->json)
 			fprintf(s->out, "Detaching...\n");

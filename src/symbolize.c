@@ -563,6 +563,24 @@ static bool is_file(const char *path)
 	return path[0] == '/' && path[1] != '/';
 }
 
+void symbolizer_open_ahead(struct symbolizer *s, uint32_t tgid, uint64_t addr,
+			   uint64_t *lo, uint64_t *hi)
+{
+	const struct proc_map *m;
+	struct file_slot *f;
+
+	*lo = *hi = 0;
+	if (!s->procs || procs_ensure(s->procs, tgid))
+		return;
+	m = procs_find(s->procs, tgid, addr);
+	if (!m)
+		return;
+	*lo = m->start;
+	*hi = m->end;
+	if (is_file(m->path))
+		get_file(s, tgid, m, &f);
+}
+
 /* Not named by f's file: by a perf map, or counted when f did not fit. */
 static int unnamed(struct symbolizer *s, const struct file_slot *f,
 		   uint32_t tgid, uint64_t addr, uint64_t look,

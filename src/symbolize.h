@@ -61,6 +61,15 @@ struct proc_map;
 void symbolizer_prefetch(struct symbolizer *s, uint32_t tgid,
 			  const struct proc_map *m);
 /*
+ * Open now the file that will name addr of tgid (its symbols, its debug
+ * file), naming and counting nothing: a later symbolizer_user's work, done
+ * ahead.  Only where the process model is kept current meanwhile (the
+ * sideband): its maps are read once.  [*lo, *hi): the mapping that holds
+ * addr, whose other addresses need no call (empty if none does).
+ */
+void symbolizer_open_ahead(struct symbolizer *s, uint32_t tgid, uint64_t addr,
+			   uint64_t *lo, uint64_t *hi);
+/*
  * Called once for each file refused (what: its path, or which part of
  * which file; why: the reason), for the tool to warn: a name that could
  * have been read is [unknown].  Strings last for the call only.

@@ -203,6 +203,53 @@ EOF2
 	[ "$output" = "paths;_start;__libc_start_main;[unknown];main;via_b 600" ]
 }
 
+# stackcount opens the files that name the stacks counted by 0.5, 1, 2...
+# s into tracing (src/stackcount.c: name_ahead), reading each process's
+# maps then, system-wide; a library mapped after that is named from the
+# kernel's mmap record.  -P: the workload's stacks apart from others'.
+@test "a library mapped after the stacks were named ahead: every frame named" {
+	mkfifo "$D/in"
+	"$W/latelib" "$W/libvictim.so" < "$D/in" > "$D/out" &
+	PHASES_PID=$!
+	exec 7> "$D/in"
+	start_sc --debug -P -U t:syscalls:sys_enter_getppid
+	echo 3 >&7
+	wait_for '^done 3' "$D/out"
+	# a pass begun after the workload's stack was counted: the second
+	# one said from now (the first may have read the counts before)
+	n=$(grep -c 'stacks opened, [0-9]* ms into tracing' "$BATS_TEST_TMPDIR/sc.err" || true)
+	wait_for 'stacks opened, [0-9]* ms into tracing' "$BATS_TEST_TMPDIR/sc.err" $((n + 2))
+	echo 0 >&7
+	wait_for '^done 0' "$D/out"
+	stop_sc
+	exec 7>&-
+	sed -n '/^Tracing/,/^Detaching/p' "$BATS_TEST_TMPDIR/sc.out" |
+		awk -v RS= "/latelib \\[$PHASES_PID\\]/ { print; print \"\" }" |
+		sed "s/\\[$PHASES_PID\\]/[PID]/" > "$D/mine"
+	diff -u - "$D/mine" <<'EOF2'
+  getppid
+  lib_call
+  lib_inner
+  lib_entry
+  main
+  [unknown]
+  __libc_start_main
+  _start
+    latelib [PID]
+    1
+
+  getppid
+  ask
+  main
+  [unknown]
+  __libc_start_main
+  _start
+    latelib [PID]
+    3
+
+EOF2
+}
+
 # The process sees the binary at a path that does not exist out here.
 @test "a binary run through a private mount namespace (bind-mounted copy)" {
 	mkdir -p "$D/src" "$D/view"

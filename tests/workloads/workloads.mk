@@ -11,7 +11,7 @@ WORKLOADS := $(WL_DIR)/paths $(WL_DIR)/manypaths $(WL_DIR)/usdt $(WL_DIR)/phases
              $(WL_DIR)/unprobeable $(WL_DIR)/sigpaths $(WL_DIR)/vdsopaths \
              $(WL_DIR)/firstinsn $(WL_DIR)/manymaps $(WL_DIR)/spin $(WL_DIR)/reuse \
              $(WL_DIR)/farcode $(WL_DIR)/labels $(WL_DIR)/uclash $(WL_DIR)/semleaf \
-             $(WL_DIR)/cfipaths_o2
+             $(WL_DIR)/cfipaths_o2 $(WL_DIR)/latelib
 
 # cfipaths as distributions build code: optimized, no frame pointers (its
 # leaf_a, entry_a, sys_a and the rest keep no frame), but no sibling calls,
