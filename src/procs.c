@@ -379,8 +379,13 @@ int procs_fork(struct procs *p, uint32_t child, uint32_t parent)
 	if (p->scope != PROCS_ALL) {
 		par = proc_get(p, parent);
 		c = proc_get(p, child);
-		/* traced before its fork was heard of: a COMMAND we started */
-		if (c && c->traced && !c->dead && !c->gen && !c->nr)
+		/*
+		 * traced before its fork was heard of: a COMMAND we started
+		 * (not one read from /proc with no mappings: a child that had
+		 * ended by then, whose mappings are its parent's)
+		 */
+		if (c && c->traced && !c->dead && !c->gen && !c->nr &&
+		    !c->complete)
 			return 0;
 		if (p->scope == PROCS_ONE || !par || !par->traced) {
 			/* a stranger took a traced pid: keep the old, hear no more */

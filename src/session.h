@@ -155,7 +155,13 @@ enum session_wake { WAKE_TIMEOUT, WAKE_END, WAKE_FD };
  */
 enum session_wake session_wait(struct session *s, long long at_ms, int fd);
 long long session_now_ms(void);
-/* Before reading stacks: mappings up to date. */
+/*
+ * After reading stacks, before naming them: the mappings of every process
+ * they are of (a process's fork and mmap records come before its events;
+ * read before the stacks, a process forked in between would be named
+ * from /proc, or not at all if it has ended, and its fork record then
+ * taken for a COMMAND's).
+ */
 void session_sync(struct session *s);
 /*
  * Whether a signal asks the tool to end now (recorded in s->interrupted):

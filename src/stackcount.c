@@ -281,10 +281,10 @@ static int print_interval(struct tool *t, bool final)
 	time_t now;
 	int err;
 
-	session_sync(&t->s);
 	/* the signal that ended tracing has been read: another stops this */
 	t->fmt.stoppable = final;
 	err = walker_read(t->s.w, &st);
+	session_sync(&t->s);
 	if (!err && final)
 		t->files_failed = write_files(t, &st);
 	if (!err && t->interval)
@@ -326,9 +326,11 @@ static int print_interval(struct tool *t, bool final)
 static void name_ahead(struct tool *t, long long at_ms)
 {
 	struct sw_stacks st = {};
+	int err;
 
+	err = walker_read(t->s.w, &st);
 	session_sync(&t->s);
-	if (!walker_read(t->s.w, &st)) {
+	if (!err) {
 		for (size_t i = 0; i < st.n; i++) {
 			const struct sw_stack *k = &st.v[i];
 			uint64_t lo = 0, hi = 0;

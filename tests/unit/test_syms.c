@@ -643,6 +643,43 @@ static void test_procs(void)
 	procs_free(p);
 }
 
+/*
+ * A COMMAND's child whose stack was read before its fork record, after it
+ * had ended: /proc gave it no mappings, and the fork record that comes
+ * next still gives it its parent's (src/stackcount.c reads the counts
+ * before it drains the records since, but a reader may come first).
+ */
+static void test_procs_ended_child(void)
+{
+	struct proc_map m = { .exec = true, .start = 0x1000, .end = 0x2000,
+			      .path = "/bin/a" };
+	const struct proc_map *f;
+	struct procs *p;
+	siginfo_t si;
+	pid_t pid;
+
+	printf("# procs: a child first read from /proc after it ended\n");
+	CHECK(!procs_new(&p), "new");
+	if (!p)
+		return;
+	procs_set_scope(p, PROCS_TREE);
+	CHECK(!procs_trace(p, 100), "the COMMAND");
+	procs_mmap(p, 100, &m);
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	/* ended, not reaped: its /proc/PID/maps reads empty */
+	CHECK(pid > 0 && !waitid(P_PID, pid, &si, WEXITED | WNOWAIT), "ended");
+	CHECK(!procs_load(p, pid) && !procs_find(p, pid, 0x1800),
+	      "read with no mappings");
+	CHECK(!procs_fork(p, pid, 100), "its fork record");
+	f = procs_find(p, pid, 0x1800);
+	CHECK(f && streq(f->path, "/bin/a"), "its parent's mappings");
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	procs_free(p);
+}
+
 /* -------------------------------------------------------------- libpath */
 
 static void test_libpath(void)
@@ -931,6 +968,7 @@ int main(int argc, char **argv)
 	test_ksyms_synthetic();
 	test_ksyms_real();
 	test_procs();
+	test_procs_ended_child();
 	test_libpath();
 	test_live(pie);
 	test_live(nopie);
