@@ -10,7 +10,6 @@
 #include <signal.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <fcntl.h>
