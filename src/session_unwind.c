@@ -155,7 +155,6 @@ int session_tables_rows(const struct session *s)
 	return s->walk && s->walk->warming ? atomic_load(&s->walk->rows_fd) : -1;
 }
 
-
 /* The warming over (stopped first if stop): what it refused said if say. */
 static void warm_end(struct session *s, bool stop, bool say)
 {
