@@ -46,7 +46,7 @@ SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h) $(BUILD)/bpf/peek.skel.h
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
 SW_SRCS   := src/session.c src/session_opts.c src/session_unwind.c src/session_cmd.c src/session_lost.c src/explain.c src/walker.c src/walker_read.c src/walker_events.c src/walkers.c \
              src/walker_cfi.c src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/unwind.c src/uframe.c src/vma_calib.c src/needed.c src/cfi.c src/cfi_cache.c src/cfi_disk.c src/kept.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/insn.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
-             src/calib.c src/elf_file.c src/debuginfo.c src/debuginfod.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
+             src/calib.c src/task_calib.c src/elf_file.c src/debuginfo.c src/debuginfod.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c src/outfile.c src/elf_image.c \
              compat/kfeatures.c compat/kbtf.c compat/kversion.c compat/tracefs.c compat/attach.c \
              compat/semaphore.c

@@ -250,6 +250,42 @@ static __always_inline __u64 sw_bound(__u64 v, const __u64 max)
 }
 
 /*
+ * Masks for walks with no branch at all (4.1's, gen/walker.py): all ones
+ * or zero, made in assembly so that clang cannot turn them back into
+ * jumps.  sw_mask_ok: a helper's result was 0 (it is 0 or -errno).
+ */
+static __always_inline __u64 sw_mask_ok(long r)
+{
+	asm volatile("%0 s>>= 63\n\t"
+		     "%0 ^= -1"
+		     : "+r"(r));
+	return r;
+}
+
+/* all ones where a == b */
+static __always_inline __u64 sw_mask_eq(__u64 a, __u64 b)
+{
+	__u64 t = a ^ b, n;
+
+	asm volatile("%1 = %0\n\t"
+		     "%1 = -%1\n\t"
+		     "%0 |= %1\n\t"
+		     "%0 s>>= 63\n\t"
+		     "%0 ^= -1"
+		     : "+r"(t), "=&r"(n));
+	return t;
+}
+
+/* all ones where a < b, both below 2^63 */
+static __always_inline __u64 sw_mask_lt(__u64 a, __u64 b)
+{
+	__u64 d = a - b;
+
+	asm volatile("%0 s>>= 63" : "+r"(d));
+	return d;
+}
+
+/*
  * v, of which clang then knows nothing: an offset it would otherwise fold
  * into a pointer, or add with an OR (its low bits being zero), both of
  * which 4.9's verifier takes for an unbounded offset.

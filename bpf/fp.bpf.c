@@ -155,9 +155,43 @@ int fp_kprobe(struct pt_regs *ctx)
 	return 0;
 }
 
-/* kprobe, kernel frames only (-K); 4.1 without the pid helpers */
+/*
+ * 4.1 has no pid helper: the task is the first word of the thread_info at
+ * the base of its kernel stack, taken where its task_struct.stack points
+ * back there (else the probe ran on an interrupt's stack, and the process
+ * is 0, unknown).  Its pid and tgid, as bpf_get_current_pid_tgid() gives
+ * them, and its comm into h->comm where the key is by process; offsets
+ * the frontend measured (src/task_calib.c).  No branch: see
+ * sw_fp_kwalk_entry_m.
+ */
+static __always_inline __u64 fp_task41(const struct sw_config *cfg, __u64 sp,
+				       struct sw_key_hdr *h, __u64 *tmp)
+{
+	__u64 base = sp & ~((__u64)cfg->thread_size - 1), task, id, m;
+	__u32 *comm = (__u32 *)h->comm;
+	__u32 km = cfg->key_mask;
+
+	*tmp = 0;
+	bpf_probe_read(tmp, 8, (void *)base);
+	task = *tmp;
+	*tmp = 0;
+	bpf_probe_read(tmp, 8, (void *)(task + cfg->task_stack_off));
+	m = sw_mask_eq(*tmp, base);
+	task &= m;
+	*tmp = 0;
+	bpf_probe_read(tmp, 8, (void *)(task + cfg->task_pid_off));
+	id = *tmp & m;
+	bpf_probe_read(h->comm, sizeof(h->comm), (void *)(task + cfg->task_comm_off));
+	h->tgid = (id >> 32) & km;
+	comm[0] &= km & m;
+	comm[1] &= km & m;
+	comm[2] &= km & m;
+	comm[3] &= km & m;
+	return id;
+}
+
+/* kprobe, kernel frames only (-K) */
 static __always_inline int fp_kprobe_kernel(struct pt_regs *ctx,
-					    const int have_42,
 					    const enum sink sink)
 {
 	struct sw_fp_record rec = {};
@@ -165,20 +199,81 @@ static __always_inline int fp_kprobe_kernel(struct pt_regs *ctx,
 	__u64 id;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(have_42, SW_LINEAR, &id);
+	cfg = sw_filter(1, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
-	if (have_42)
-		sw_key_hdr(&rec.key.h, cfg, id, SW_LINEAR);
+	sw_key_hdr(&rec.key.h, cfg, id, SW_LINEAR);
 	sw_fp_kwalk_entry(SW_ROOT(cfg), &rec.key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 			  PT_REGS_FP(ctx), &ubp);
 	fp_done(ctx, &rec, sink);
 	return 0;
 }
 
-SEC("kprobe") int fp_kprobe_k(struct pt_regs *ctx) { return fp_kprobe_kernel(ctx, 1, COUNT); }
-SEC("kprobe") int fp_kprobe_k_e(struct pt_regs *ctx) { return fp_kprobe_kernel(ctx, 1, EMIT); }
-SEC("kprobe") int fp_kprobe_k_v41(struct pt_regs *ctx) { return fp_kprobe_kernel(ctx, 0, COUNT); }
+SEC("kprobe") int fp_kprobe_k(struct pt_regs *ctx) { return fp_kprobe_kernel(ctx, COUNT); }
+SEC("kprobe") int fp_kprobe_k_e(struct pt_regs *ctx) { return fp_kprobe_kernel(ctx, EMIT); }
+
+/*
+ * 4.1, kernel frames and, unless -K, user frames: no tail calls, so one
+ * program walks both.
+ * The kernel walk has no branch, so the user walk is verified once, not
+ * once for each of the kernel walk's ends (gen/legacy_limits.c counts
+ * every path).
+ */
+SEC("kprobe")
+int fp_kprobe_v41(struct pt_regs *ctx)
+{
+	__u64 id, ubp, regs, ip, bp, m, tmp = 0;
+	struct sw_fp_key key = {};
+	struct sw_config *cfg;
+
+	cfg = sw_filter(0, SW_LINEAR, &id);
+	if (!cfg)
+		return 0;
+	id = fp_task41(cfg, PT_REGS_SP(ctx), &key.h, &tmp);
+	if (((id >> 32) ^ cfg->tgid) & cfg->tgid_mask)
+		return 0;
+	/*
+	 * The BPF stack has room for the key and little else: the last user
+	 * slot keeps where the user registers are until the user walk.
+	 */
+	key.uip[SW_FP_UDEPTH - 1] = sw_user_regs(cfg, PT_REGS_SP(ctx));
+	sw_fp_kwalk_entry_m(SW_ROOT(cfg), &key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+			    PT_REGS_FP(ctx), &ubp, &tmp);
+	regs = key.uip[SW_FP_UDEPTH - 1];
+	key.uip[SW_FP_UDEPTH - 1] = 0;
+	/* looked up again, for the same reason */
+	cfg = sw_filter(0, SW_LINEAR, &id);
+	if (!cfg)
+		return 0;
+	/* -U: the kernel was walked only to find the user frame pointer */
+	m = -(__u64)(cfg->flags & SW_CFG_KSTACK);
+#pragma unroll
+	for (int i = 0; i < SW_FP_KDEPTH; i++)
+		key.kip[i] &= m;
+	key.h.kstop &= m;
+	if (!(cfg->flags & SW_CFG_USTACK))
+		goto done;
+	/* kernel threads and interrupts' stacks have no user registers there */
+	tmp = 0;
+	if (bpf_probe_read(&tmp, 8, (void *)(regs + SW_PT_REGS_CS)) ||
+	    tmp != SW_USER_CS) {
+		key.h.ustop = SW_STOP_NO_USER;
+		goto done;
+	}
+	tmp = 0;
+	bpf_probe_read(&tmp, 8, (void *)(regs + SW_PT_REGS_IP));
+	ip = tmp;
+	tmp = 0;
+	bpf_probe_read(&tmp, 8, (void *)(regs + SW_PT_REGS_BP));
+	bp = tmp;
+	/* the fast path left pt_regs' %rbp stale: the chain's end is the user's */
+	m = ~sw_mask_eq(ubp, 0) & sw_mask_eq(ubp >> 47, 0);
+	tmp = 0;
+	sw_fp_uwalk(&key, ip, (ubp & m) | (bp & ~m), &tmp);
+done:
+	sw_count(&counts, &key);
+	return 0;
+}
 
 /*
  * A tracepoint has no registers: start from this program's own frame,

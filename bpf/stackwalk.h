@@ -88,6 +88,20 @@ struct sw_peek {
 };
 
 /*
+ * Array map "peek41", one element: 4.1's reader (bpf/peek.bpf.c) copies a
+ * chunk of the calling task's task_struct, which it finds through the
+ * thread_info at the base of its kernel stack; a 4.1 map update takes its
+ * value from the BPF stack only, so a chunk fits there.
+ */
+#define SW_PEEK41_BYTES	256
+#define SW_PEEK41_MAGIC	0x53774b31	/* getpriority's first argument */
+struct sw_peek41 {
+	__u64 base;		/* the kernel stack's base */
+	__u64 task;		/* thread_info's first word there */
+	__u8 b[SW_PEEK41_BYTES];
+};
+
+/*
  * Array map "config", one element: all run-time choices of a walker.
  * Filters are masks rather than flags so that a check is one compare that
  * either passes or leaves the program: no path rejoins, which keeps the
@@ -118,6 +132,13 @@ struct sw_config {
 	/* sched_process_fork's child_pid moved between kernels: 44, then 20 */
 	__u32 fork_child_off;
 	__u32 task_pid_off;	/* task_struct.pid, for its raw tracepoint */
+	/*
+	 * 4.1, which has no pid or comm helper: the task is the first word of
+	 * the thread_info at the base of its kernel stack, checked by its
+	 * task_struct.stack (task_stack_off), and the frontend measured where
+	 * task_struct keeps pid, tgid and comm (task_pid_off, task_comm_off).
+	 */
+	__u32 task_comm_off;
 	/* stacksnoop on 4.1-4.3: tags our trace_printk lines in trace_pipe */
 	__u32 magic;
 	/*

@@ -175,6 +175,81 @@ unreadable:
 """
 
 
+def masked_step(i):
+    """Kernel frame i with no branch: each check narrows `alive` (all ones
+    while the walk goes on, then 0) and a walk's first reason to stop is
+    or'ed into the key's kstop while it is still alive.  Once the walk has
+    ended, each read is of the probe's own stack (sp), which cannot
+    fault, and what it gives is masked."""
+    return f"""\
+	/* kernel frame {i} */
+	*tmp = 0;
+	m = sw_mask_ok(bpf_probe_read(tmp, 8, (void *)(((bp + 8) & alive) | (sp & ~alive))));
+	ret = *tmp;
+	key->h.kstop |= alive & ~m & SW_STOP_UNREADABLE;
+	alive &= m;
+	/* a return into user space: bp is the user's frame pointer */
+	m = sw_mask_eq(ret >> 31, SW_KERNEL_MIN >> 31);
+	key->h.kstop |= alive & ~m & SW_STOP_LEFT_KERNEL;
+	/* now, not at the end, where clang would keep every step's terms */
+	*ubp = sw_opaque(*ubp | (alive & ~m & bp));
+	alive &= m;
+	key->kip[{i}] = ret & alive;
+{masked_tail()}"""
+
+
+def masked_tail():
+    """The masked walk's root check and its step to the next frame."""
+    return """\
+	m = sw_mask_lt((ret - root) & 0xffffffff, root >> 32);
+	key->h.kstop |= alive & m & SW_STOP_ROOT;
+	alive &= ~m;
+	*tmp = 0;
+	m = sw_mask_ok(bpf_probe_read(tmp, 8, (void *)((bp & alive) | (sp & ~alive))));
+	next = *tmp;
+	key->h.kstop |= alive & ~m & SW_STOP_UNREADABLE;
+	alive &= m;
+	m = ~sw_mask_eq(next, 0) & sw_mask_eq(next & 7, 0);
+	key->h.kstop |= alive & ~m & SW_STOP_END;
+	alive &= m;
+	bp = next & alive;
+"""
+
+
+def masked_walk(depth):
+    """4.1's kernel walk, which a user walk follows in the same program (no
+    tail calls): with no branch in it, the user walk is one path on from
+    its end, not one for each way it can end (see pick_depth).  Every read
+    goes through the one word at tmp: the key leaves the BPF stack little
+    else."""
+    body = "".join(masked_step(i) for i in range(2, depth))
+    return f"""
+/* kprobe on a function entry, as sw_fp_kwalk_entry, with no branch (4.1) */
+static __always_inline void sw_fp_kwalk_entry_m(__u64 root, struct sw_fp_key *key, __u64 ip, __u64 sp, __u64 bp, __u64 *ubp, __u64 *tmp)
+{{
+	__u64 alive = ~0ULL, ret, next, m;
+
+	*ubp = 0;
+	key->kip[0] = ip;
+	*tmp = 0;
+	m = sw_mask_ok(bpf_probe_read(tmp, 8, (void *)sp));
+	ret = *tmp;
+	key->h.kstop |= ~m & SW_STOP_UNREADABLE;
+	alive &= m;
+	key->kip[1] = ret & alive;
+	m = sw_mask_lt((ret - root) & 0xffffffff, root >> 32);
+	key->h.kstop |= alive & m & SW_STOP_ROOT;
+	alive &= ~m;
+	m = ~sw_mask_eq(bp, 0) & sw_mask_eq(bp & 7, 0);
+	key->h.kstop |= alive & ~m & SW_STOP_END;
+	alive &= m;
+	bp &= alive;
+{body}\
+	key->h.kstop |= alive & SW_STOP_DEPTH;
+}}
+"""
+
+
 def walks(depth, xdepth):
     """Every walk: (kernel | user) x (at a function entry | anywhere) x
     (count | explain | print)."""
@@ -218,6 +293,7 @@ def walks(depth, xdepth):
             f"{rtype} *{rec}, __u64 ip, __u64 bp, __u64 *next{pargs}",
             "anywhere else (USDT, or user registers saved at kernel entry)",
             f"\t{u.slot(0)} = ip;\n{u.note_frame(0)}", user_step, 1, d))
+    out.append(masked_walk(depth))
     return "".join(out)
 
 

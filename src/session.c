@@ -250,15 +250,29 @@ static int plan(struct session *s)
 		wo->ustack = !kprobe;
 	}
 	if (!f->helper_pid) {
-		/* 4.1: no way to tell processes apart in the kernel */
-		if (o->pid || o->perpid || o->command || o->user_only)
+		/* 4.1: stackcount's one program finds the process itself */
+		bool count = kprobe && o->sink == SINK_COUNT;
+		int e = -EOPNOTSUPP;
+
+		if (o->command || (!count && (o->pid || o->perpid || o->user_only)))
 			return die(s, "%s needs bpf_get_current_pid_tgid, which "
 				   "this kernel lacks (4.2+); trace system-wide, "
 				   "without it", o->pid ? "-p" : o->perpid ? "-P" :
 				   o->command ? "-- COMMAND" : "-U");
+		if (count && (o->pid || o->perpid || wo->ustack))
+			e = task_calib(f, &wo->task41);
+		if (e && (o->pid || o->perpid || o->user_only))
+			return die(s, "%s needs the process of each event, which "
+				   "this kernel (no bpf_get_current_pid_tgid, 4.2+) "
+				   "gives BPF only through the task at its kernel "
+				   "stack's base, not found here: %s; trace "
+				   "system-wide, without it", o->pid ? "-p" :
+				   o->perpid ? "-P" : "-U", strerror(-e));
 		/* not silently (said once the run is sure to go on) */
-		no_user = wo->ustack && wo->kstack;
-		wo->ustack = false;
+		no_user = wo->ustack && wo->kstack && e;
+		if (no_user)
+			wo->ustack = false;
+		s->task41_err = e;
 	}
 	if (o->cpu >= 0 && !f->helper_cpu)
 		return die(s, "-c needs bpf_get_smp_processor_id, which this "
@@ -289,11 +303,17 @@ static int plan(struct session *s)
 	wo->per_process = o->perpid || wo->ustack || o->sink != SINK_COUNT;
 	if (o->debug)
 		fprintf(s->out, "walker: %s (%s)\n", d->name, s->why);
-	if (no_user)
+	if (no_user && o->sink != SINK_COUNT)
+		fprintf(stderr, "%s: user frames are not recorded: on this "
+			"kernel (no tail calls, no perf output: 4.1) only "
+			"stackcount walks them; kernel frames only (-K: the "
+			"same, without this line)\n", o->tool);
+	else if (no_user)
 		fprintf(stderr, "%s: user frames are not recorded: this kernel "
 			"has no bpf_get_current_pid_tgid (4.2+) to say whose "
-			"they are; kernel frames only (-K: the same, without "
-			"this line)\n", o->tool);
+			"they are, and the task at its kernel stack's base was "
+			"not found: %s; kernel frames only (-K: the same, "
+			"without this line)\n", o->tool, strerror(-s->task41_err));
 	return 0;
 }
 

@@ -69,6 +69,7 @@ struct session {
 	bool beside_ran;
 	int beside_status;
 	bool explain_rules;		/* --explain: the rule between frames */
+	int task41_err;			/* 4.1: why the task was not found, -errno */
 	size_t uframe_clashes;		/* probes uframe_rules gave no rule */
 	struct sw_cmd cmd;
 	bool have_cmd;

@@ -446,11 +446,16 @@ int vma_calib(struct walker *w, struct sw_vma_offs *out, bool tree_ok, bool *tre
 
 	if (!c)
 		return -ENOMEM;
-	c->skel = peek_bpf__open_and_load();
+	c->skel = peek_bpf__open();
 	if (!c->skel) {
 		err = -errno;
 		goto out;
 	}
+	/* 4.1's reader (src/task_calib.c) */
+	bpf_program__set_autoload(c->skel->progs.sw_peek_v41, false);
+	err = peek_bpf__load(c->skel);
+	if (err)
+		goto out;
 	err = walker_self_probe(w, bpf_program__fd(c->skel->progs.sw_peek),
 				(__u64)(unsigned long)sw_calib_peek);
 	if (err)

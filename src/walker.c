@@ -281,6 +281,11 @@ static void base_config(const struct walker *w, struct sw_config *c)
 	c->stack_padding = f->stack_padding;
 	c->task_stack_off = f->task_stack_off;
 	c->task_pid_off = raw_hooks(f) ? f->task_pid_off : 0;
+	if (w->o.task41.pid) {
+		c->task_stack_off = w->o.task41.stack;
+		c->task_pid_off = w->o.task41.pid;
+		c->task_comm_off = w->o.task41.comm;
+	}
 	if (w->vma)
 		c->flags |= SW_CFG_VMA;
 	if (w->vma_list)

@@ -12,6 +12,7 @@
 #include "../bpf/stackwalk.h"
 #include "../compat/kfeatures.h"
 #include "probe.h"
+#include "task_calib.h"
 #include "walkers.h"
 
 /* Where stacks go: counted in the kernel, or one by one to user space. */
@@ -58,6 +59,8 @@ struct walker_opts {
 	 * would make (type, sizes, flags), else left alone.
 	 */
 	int rows_fd;
+	/* 4.1: where task_struct keeps the ids (src/task_calib.c); 0: unmeasured */
+	struct sw_task_offs task41;
 };
 
 /* cfi: how each user frame was found, SW_HOW_* in 2 bits a frame */

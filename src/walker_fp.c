@@ -36,7 +36,8 @@ static bool fp_refuse(const struct sw_features *f, const struct walker_need *n,
 			 "enable it: sysctl net.core.bpf_jit_enable=1");
 		return true;
 	}
-	if (n->kernel_event && n->ustack && !f->helper_tail_call) {
+	/* 4.1 has neither, and one program walks both sides */
+	if (n->kernel_event && n->ustack && !f->helper_tail_call && f->helper_pid) {
 		snprintf(msg, len, "--walker fp needs tail calls (4.2+) for user "
 			 "frames of kernel events; use -K");
 		return true;
@@ -89,11 +90,11 @@ static struct bpf_program *fp_prog(const struct walker *w, enum sw_role role,
 	case SW_ROLE_KPROBE:
 		if (k == SINK_EXPLAIN)
 			return s->progs.fp_kprobe_x;
+		if (!w->f->helper_pid)	/* 4.1: one program walks both sides */
+			return k == SINK_PRINTK && !tail ? s->progs.fp_kprobe_k_v41_p :
+			       k == SINK_COUNT ? s->progs.fp_kprobe_v41 : NULL;
 		if (tail)
 			return k == SINK_PRINTK ? s->progs.fp_kprobe_p : s->progs.fp_kprobe;
-		if (!w->f->helper_pid)	/* 4.1 */
-			return k == SINK_PRINTK ? s->progs.fp_kprobe_k_v41_p :
-			       k == SINK_COUNT ? s->progs.fp_kprobe_k_v41 : NULL;
 		return k == SINK_PRINTK ? s->progs.fp_kprobe_k_p :
 		       k == SINK_EMIT ? s->progs.fp_kprobe_k_e : s->progs.fp_kprobe_k;
 	case SW_ROLE_TRACEPOINT:

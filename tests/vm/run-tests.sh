@@ -783,24 +783,17 @@ uprobes_refused() {	# 4.1-4.2
 
 # ---- tracepoints (4.7+) ----
 
+sysc_user() {	# PATTERN N: the -U output of `sysc N`'s calls, to main
+	echo "Tracing 1 functions for \"$1\"... Hit Ctrl-C to end."
+	printf '\n  raw_getppid\n  from_a\n  main\n    %d\n' $2
+	printf '\n  raw_getppid\n  from_b\n  main\n    %d\n' $(($2 * 2))
+	printf '\nDetaching...\n'
+}
+
 syscall_tp_exact() {	# 4.14+: the user frames of sys_enter_getppid
 	sc /tmp/tp.out -U t:syscalls:sys_enter_getppid -- ./sysc 2 || return 1
 	upto_main /tmp/tp.out > /tmp/tp.m
-	expect /tmp/tp.m <<EOF
-Tracing 1 functions for "t:syscalls:sys_enter_getppid"... Hit Ctrl-C to end.
-
-  raw_getppid
-  from_a
-  main
-    2
-
-  raw_getppid
-  from_b
-  main
-    4
-
-Detaching...
-EOF
+	sysc_user t:syscalls:sys_enter_getppid 2 | expect /tmp/tp.m
 }
 
 syscall_tp_refused() {	# 4.7-4.13
@@ -881,20 +874,51 @@ opt_D() {	# -D 1: ends by itself, nothing counted
 }
 
 opts_refused_41() {	# 4.1: no pid, comm or CPU helper for kprobes
-	refused /tmp/q.p "-p needs bpf_get_current_pid_tgid, which this kernel lacks (4.2+); trace system-wide, without it" -p 1 $GETPPID &&
-	refused /tmp/q.P "-P needs bpf_get_current_pid_tgid, which this kernel lacks (4.2+); trace system-wide, without it" -P $GETPPID &&
 	refused /tmp/q.cmd "-- COMMAND needs bpf_get_current_pid_tgid, which this kernel lacks (4.2+); trace system-wide, without it" $GETPPID -- ./paths 1 &&
-	refused /tmp/q.c "-c needs bpf_get_smp_processor_id, which this kernel lacks (4.2+); trace every CPU, without -c" -c 0 $GETPPID
+	refused /tmp/q.c "-c needs bpf_get_smp_processor_id, which this kernel lacks (4.2+); trace every CPU, without -c" -c 0 $GETPPID || return 1
+	$SN -p 1 $GETPPID > /tmp/q.sp 2>&1 && { cat /tmp/q.sp; return 1; }
+	echo "stacksnoop: -p needs bpf_get_current_pid_tgid, which this kernel lacks (4.2+); trace system-wide, without it" |
+		expect /tmp/q.sp
 }
 
-# 4.1: a kprobe's stack without -K asks for user frames too, which no
-# walker can name there: kernel frames only, and one line says so
+# proc_blocks FILE NAME: the stacks of -P output that NAME's processes made
+proc_blocks() {
+	awk -v who="    $2 [PID]" 'BEGIN { RS = ""; ORS = "\n\n" } index($0 "\n", "\n" who "\n")' "$1"
+}
+
+# 4.1: the process of a kprobe's event is the task whose thread_info is at
+# the base of its kernel stack, and one program walks kernel then user
+# frames (no tail calls): -P system-wide, sysc's stacks exact to main
 user_frames_41() {
-	sc /tmp/u41 -D 1 $GETPPID || return 1
-	echo "stackcount: user frames are not recorded: this kernel has no bpf_get_current_pid_tgid (4.2+) to say whose they are; kernel frames only (-K: the same, without this line)" |
-		expect /tmp/u41.err || return 1
-	sc /tmp/k41 -K -D 1 $GETPPID || return 1
-	expect /tmp/k41.err < /dev/null
+	bg $SC /tmp/u41 '^Tracing' -P -d $GETPPID || return 1
+	./sysc 2
+	bg_stop /tmp/u41 || return 1
+	upto_main /tmp/u41 > /tmp/u41.m
+	proc_blocks /tmp/u41.m sysc > /tmp/u41.s
+	{
+		getppid_block 2 raw_getppid from_a main | awk '/^    [0-9]+$/ { print "    sysc [PID]" } 1'
+		echo
+		getppid_block 4 raw_getppid from_b main | awk '/^    [0-9]+$/ { print "    sysc [PID]" } 1'
+		echo
+	} | expect /tmp/u41.s || return 1
+	expect /tmp/u41.err < /dev/null
+}
+
+# 4.1: -p, a process that was running before, and only it; -U
+opt_p_41() {
+	rm -f /tmp/p41.in
+	mkfifo /tmp/p41.in
+	sh -c 'read x; exec ./sysc 1' < /tmp/p41.in &
+	p=$!
+	exec 7> /tmp/p41.in
+	bg $SC /tmp/p41 '^Tracing' -U -p $p $GETPPID || return 1
+	./sysc 1	# another process's calls: not counted
+	echo go >&7
+	exec 7>&-
+	wait $p
+	bg_stop /tmp/p41 || return 1
+	upto_main /tmp/p41 > /tmp/p41.m
+	sysc_user $GETPPID 1 | expect /tmp/p41.m
 }
 
 # ---- stacksnoop ----
@@ -1074,8 +1098,9 @@ if ge 4 2; then
 	t "-p: only the process named" opt_p
 	t "-i: every interval's counts add up" opt_i
 else
-	t "-p, -P, -c, -- COMMAND: refused on 4.1, in one line each" opts_refused_41
-	t "4.1: user frames not recorded, said in one line" user_frames_41
+	t "-c, -- COMMAND, stacksnoop -p: refused on 4.1, in one line each" opts_refused_41
+	t "4.1: -P, user frames of a syscall exact, the process from its task" user_frames_41
+	t "4.1: -p -U: only the process named" opt_p_41
 fi
 t "-D: ends by itself" opt_D
 
