@@ -91,13 +91,13 @@ static __always_inline void fp_fmt(volatile __u64 *fmt, char kind)
 	fmt[1] = SW_FMT_FRAME2;
 }
 
-static __always_inline void fp_printk_end(struct sw_fp_key *key,
+static __always_inline void fp_printk_end(const struct sw_key_hdr *h,
 					  volatile __u64 *fmt, __u32 magic)
 {
 	fmt[0] = SW_FMT_END;
 	fmt[1] = 0;
 	bpf_trace_printk((const char *)fmt, SW_FMT_END_LEN, magic,
-			 key->h.kstop | key->h.ustop << 8);
+			 h->kstop | h->ustop << 8);
 }
 
 /* A walked stack is counted, or sent to user space. */
@@ -165,29 +165,66 @@ int fp_kprobe(struct pt_regs *ctx)
  * sw_fp_kwalk_entry_m.
  */
 static __always_inline __u64 fp_task41(const struct sw_config *cfg, __u64 sp,
-				       struct sw_key_hdr *h, __u64 *tmp)
+				       struct sw_key_hdr *h, __u64 *tmp,
+				       const int early)
 {
 	__u64 base = sp & ~((__u64)cfg->thread_size - 1), task, id, m;
 	__u32 *comm = (__u32 *)h->comm;
-	__u32 km = cfg->key_mask;
+	__u32 km = cfg->key_mask, so = 0, po = 0, co = 0;
 
+	/*
+	 * early: every field read before the first call, for a program that
+	 * must not keep cfg past one (fp_kprobe_v41_p); late, where there is
+	 * no stack for the fields (fp_kprobe_v41).
+	 */
+	if (early) {
+		so = cfg->task_stack_off;
+		po = cfg->task_pid_off;
+		co = cfg->task_comm_off;
+	}
 	*tmp = 0;
 	bpf_probe_read(tmp, 8, (void *)base);
 	task = *tmp;
 	*tmp = 0;
-	bpf_probe_read(tmp, 8, (void *)(task + cfg->task_stack_off));
+	bpf_probe_read(tmp, 8, (void *)(task + (early ? so : cfg->task_stack_off)));
 	m = sw_mask_eq(*tmp, base);
 	task &= m;
 	*tmp = 0;
-	bpf_probe_read(tmp, 8, (void *)(task + cfg->task_pid_off));
+	bpf_probe_read(tmp, 8, (void *)(task + (early ? po : cfg->task_pid_off)));
 	id = *tmp & m;
-	bpf_probe_read(h->comm, sizeof(h->comm), (void *)(task + cfg->task_comm_off));
+	bpf_probe_read(h->comm, sizeof(h->comm),
+		       (void *)(task + (early ? co : cfg->task_comm_off)));
 	h->tgid = (id >> 32) & km;
 	comm[0] &= km & m;
 	comm[1] &= km & m;
 	comm[2] &= km & m;
 	comm[3] &= km & m;
 	return id;
+}
+
+/*
+ * 4.1: the user's pc and frame pointer at kernel entry, from the registers
+ * saved at regs; 0 where there are none (a kernel thread, an interrupt's
+ * stack).  The syscall fast path leaves the saved %rbp stale: the user's
+ * is then ubp, where the kernel chain left for user space.
+ */
+static __always_inline int fp_user_entry41(__u64 regs, __u64 ubp, __u64 *tmp,
+					   __u64 *ip, __u64 *bp)
+{
+	__u64 m = ~sw_mask_eq(ubp, 0) & sw_mask_eq(ubp >> 47, 0);
+
+	*tmp = 0;
+	if (bpf_probe_read(tmp, 8, (void *)(regs + SW_PT_REGS_CS)) ||
+	    *tmp != SW_USER_CS)
+		return 0;
+	*tmp = 0;
+	bpf_probe_read(tmp, 8, (void *)(regs + SW_PT_REGS_IP));
+	*ip = *tmp;
+	*tmp = 0;
+	bpf_probe_read(tmp, 8, (void *)(regs + SW_PT_REGS_BP));
+	*bp = (ubp & m) | (*tmp & ~m);
+	*tmp = 0;
+	return 1;
 }
 
 /* kprobe, kernel frames only (-K) */
@@ -229,7 +266,7 @@ int fp_kprobe_v41(struct pt_regs *ctx)
 	cfg = sw_filter(0, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
-	id = fp_task41(cfg, PT_REGS_SP(ctx), &key.h, &tmp);
+	id = fp_task41(cfg, PT_REGS_SP(ctx), &key.h, &tmp, 0);
 	if (((id >> 32) ^ cfg->tgid) & cfg->tgid_mask)
 		return 0;
 	/*
@@ -253,23 +290,11 @@ int fp_kprobe_v41(struct pt_regs *ctx)
 	key.h.kstop &= m;
 	if (!(cfg->flags & SW_CFG_USTACK))
 		goto done;
-	/* kernel threads and interrupts' stacks have no user registers there */
-	tmp = 0;
-	if (bpf_probe_read(&tmp, 8, (void *)(regs + SW_PT_REGS_CS)) ||
-	    tmp != SW_USER_CS) {
+	if (!fp_user_entry41(regs, ubp, &tmp, &ip, &bp)) {
 		key.h.ustop = SW_STOP_NO_USER;
 		goto done;
 	}
-	tmp = 0;
-	bpf_probe_read(&tmp, 8, (void *)(regs + SW_PT_REGS_IP));
-	ip = tmp;
-	tmp = 0;
-	bpf_probe_read(&tmp, 8, (void *)(regs + SW_PT_REGS_BP));
-	bp = tmp;
-	/* the fast path left pt_regs' %rbp stale: the chain's end is the user's */
-	m = ~sw_mask_eq(ubp, 0) & sw_mask_eq(ubp >> 47, 0);
-	tmp = 0;
-	sw_fp_uwalk(&key, ip, (ubp & m) | (bp & ~m), &tmp);
+	sw_fp_uwalk(&key, ip, bp, &tmp);
 done:
 	sw_count(&counts, &key);
 	return 0;
@@ -407,9 +432,9 @@ SEC("kprobe") int fp_uprobe_shift_e(struct pt_regs *ctx) { return fp_uprobe_comm
  * 32768.  Printed as read, no path rejoins.
  */
 
-/* kprobe, kernel frames only; have_42 0 for 4.1 */
-static __always_inline int fp_kprobe_k_print(struct pt_regs *ctx,
-					     const int have_42)
+/* kprobe, kernel frames only */
+SEC("kprobe")
+int fp_kprobe_k_p(struct pt_regs *ctx)
 {
 	struct sw_fp_key key = {};
 	volatile __u64 fmt[2];
@@ -417,18 +442,58 @@ static __always_inline int fp_kprobe_k_print(struct pt_regs *ctx,
 	__u64 id;
 	__u64 ubp = 0;
 
-	cfg = sw_filter(have_42, SW_LINEAR, &id);
+	cfg = sw_filter(1, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
 	fp_fmt(fmt, 'k');
 	sw_fp_kwalk_entry_p(SW_ROOT(cfg), &key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
 			    PT_REGS_FP(ctx), &ubp, (const char *)fmt, cfg->magic);
-	fp_printk_end(&key, fmt, cfg->magic);
+	fp_printk_end(&key.h, fmt, cfg->magic);
 	return 0;
 }
 
-SEC("kprobe") int fp_kprobe_k_p(struct pt_regs *ctx) { return fp_kprobe_k_print(ctx, 1); }
-SEC("kprobe") int fp_kprobe_k_v41_p(struct pt_regs *ctx) { return fp_kprobe_k_print(ctx, 0); }
+/*
+ * 4.1: as fp_kprobe_v41, each frame printed as it is read.  What it needs
+ * of the config is read before any call: clang would otherwise keep the
+ * config's address on the stack, spilled before its NULL check, which a
+ * 4.1 verifier then no longer knows for checked.
+ */
+SEC("kprobe")
+int fp_kprobe_v41_p(struct pt_regs *ctx)
+{
+	__u64 id, ubp, regs, ip, bp, root, tmp = 0, sp = PT_REGS_SP(ctx);
+	struct sw_fp_uside key = {};
+	volatile __u64 fmt[2];
+	struct sw_config *cfg;
+	__u32 magic, flags, tgid, tgid_mask;
+
+	cfg = sw_filter(0, SW_LINEAR, &id);
+	if (!cfg)
+		return 0;
+	magic = cfg->magic;
+	flags = cfg->flags;
+	root = SW_ROOT(cfg);
+	regs = sw_user_regs(cfg, sp);
+	tgid = cfg->tgid;
+	tgid_mask = cfg->tgid_mask;
+	id = fp_task41(cfg, sp, &key.h, &tmp, 1);
+	if (((id >> 32) ^ tgid) & tgid_mask)
+		return 0;
+	fp_fmt(fmt, 'k');
+	sw_fp_kwalk_entry_mp(root, &key.h, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx),
+			     &ubp, &tmp, (const char *)fmt, magic);
+	if (!(flags & SW_CFG_USTACK))
+		goto done;
+	if (!fp_user_entry41(regs, ubp, &tmp, &ip, &bp)) {
+		key.h.ustop = SW_STOP_NO_USER;
+		goto done;
+	}
+	fp_fmt(fmt, 'u');
+	sw_fp_uwalk_up(&key, ip, bp, &tmp, (const char *)fmt, magic);
+done:
+	fp_printk_end(&key.h, fmt, magic);
+	return 0;
+}
 
 /* kprobe, kernel then user frames (4.2-4.3: tail calls, no perf output) */
 SEC("kprobe")
@@ -481,7 +546,7 @@ int fp_user_kp_p(struct pt_regs *ctx)
 		ubp = bp;
 	sw_fp_uwalk_p(&key, ip, ubp, &next, (const char *)fmt, cfg->magic);
 done:
-	fp_printk_end(&key, fmt, cfg->magic);
+	fp_printk_end(&key.h, fmt, cfg->magic);
 	return 0;
 }
 
@@ -513,7 +578,7 @@ static __always_inline int fp_uprobe_print(struct pt_regs *ctx, const int entry)
 	else
 		sw_fp_uwalk_p(&key, PT_REGS_IP(ctx), PT_REGS_FP(ctx), &next,
 			      (const char *)fmt, cfg->magic);
-	fp_printk_end(&key, fmt, cfg->magic);
+	fp_printk_end(&key.h, fmt, cfg->magic);
 	return 0;
 }
 

@@ -175,77 +175,97 @@ unreadable:
 """
 
 
-def masked_step(i):
+class Masked:
+    """Where the masked walk puts a frame and its stop reason: the key, or
+    (printk) a trace_printk line for each frame, 0 once the walk has ended
+    (a kernel frame is never 0: the reader drops those)."""
+
+    def __init__(self, printk):
+        self.printk = printk
+        self.stop = "h->kstop" if printk else "key->h.kstop"
+
+    def keep(self, i, value):
+        if self.printk:
+            return (f"\tbpf_trace_printk(fmt, SW_FMT_FRAME_LEN, magic, {i}, "
+                    f"{value});\n")
+        return f"\tkey->kip[{i}] = {value};\n"
+
+
+def masked_step(w, i):
     """Kernel frame i with no branch: each check narrows `alive` (all ones
     while the walk goes on, then 0) and a walk's first reason to stop is
-    or'ed into the key's kstop while it is still alive.  Once the walk has
-    ended, each read is of the probe's own stack (sp), which cannot
-    fault, and what it gives is masked."""
+    or'ed into kstop while it is still alive.  Once the walk has ended,
+    each read is of the probe's own stack (sp), which cannot fault, and
+    what it gives is masked."""
     return f"""\
 	/* kernel frame {i} */
 	*tmp = 0;
 	m = sw_mask_ok(bpf_probe_read(tmp, 8, (void *)(((bp + 8) & alive) | (sp & ~alive))));
 	ret = *tmp;
-	key->h.kstop |= alive & ~m & SW_STOP_UNREADABLE;
+	{w.stop} |= alive & ~m & SW_STOP_UNREADABLE;
 	alive &= m;
 	/* a return into user space: bp is the user's frame pointer */
 	m = sw_mask_eq(ret >> 31, SW_KERNEL_MIN >> 31);
-	key->h.kstop |= alive & ~m & SW_STOP_LEFT_KERNEL;
+	{w.stop} |= alive & ~m & SW_STOP_LEFT_KERNEL;
 	/* now, not at the end, where clang would keep every step's terms */
 	*ubp = sw_opaque(*ubp | (alive & ~m & bp));
 	alive &= m;
-	key->kip[{i}] = ret & alive;
-{masked_tail()}"""
+{w.keep(i, "ret & alive")}\
+{masked_tail(w)}"""
 
 
-def masked_tail():
+def masked_tail(w):
     """The masked walk's root check and its step to the next frame."""
-    return """\
+    return f"""\
 	m = sw_mask_lt((ret - root) & 0xffffffff, root >> 32);
-	key->h.kstop |= alive & m & SW_STOP_ROOT;
+	{w.stop} |= alive & m & SW_STOP_ROOT;
 	alive &= ~m;
 	*tmp = 0;
 	m = sw_mask_ok(bpf_probe_read(tmp, 8, (void *)((bp & alive) | (sp & ~alive))));
 	next = *tmp;
-	key->h.kstop |= alive & ~m & SW_STOP_UNREADABLE;
+	{w.stop} |= alive & ~m & SW_STOP_UNREADABLE;
 	alive &= m;
 	m = ~sw_mask_eq(next, 0) & sw_mask_eq(next & 7, 0);
-	key->h.kstop |= alive & ~m & SW_STOP_END;
+	{w.stop} |= alive & ~m & SW_STOP_END;
 	alive &= m;
 	bp = next & alive;
 """
 
 
-def masked_walk(depth):
+def masked_walk(depth, printk):
     """4.1's kernel walk, which a user walk follows in the same program (no
     tail calls): with no branch in it, the user walk is one path on from
     its end, not one for each way it can end (see pick_depth).  Every read
     goes through the one word at tmp: the key leaves the BPF stack little
     else."""
-    body = "".join(masked_step(i) for i in range(2, depth))
+    w = Masked(printk)
+    body = "".join(masked_step(w, i) for i in range(2, depth))
+    name, rec = (("sw_fp_kwalk_entry_mp", "struct sw_key_hdr *h") if printk
+                 else ("sw_fp_kwalk_entry_m", "struct sw_fp_key *key"))
+    pargs = ", const char *fmt, __u32 magic" if printk else ""
     return f"""
-/* kprobe on a function entry, as sw_fp_kwalk_entry, with no branch (4.1) */
-static __always_inline void sw_fp_kwalk_entry_m(__u64 root, struct sw_fp_key *key, __u64 ip, __u64 sp, __u64 bp, __u64 *ubp, __u64 *tmp)
+/* kprobe on a function entry, as sw_fp_kwalk_entry{"_p" if printk else ""}, with no branch (4.1) */
+static __always_inline void {name}(__u64 root, {rec}, __u64 ip, __u64 sp, __u64 bp, __u64 *ubp, __u64 *tmp{pargs})
 {{
 	__u64 alive = ~0ULL, ret, next, m;
 
 	*ubp = 0;
-	key->kip[0] = ip;
+{w.keep(0, "ip")}\
 	*tmp = 0;
 	m = sw_mask_ok(bpf_probe_read(tmp, 8, (void *)sp));
 	ret = *tmp;
-	key->h.kstop |= ~m & SW_STOP_UNREADABLE;
+	{w.stop} |= ~m & SW_STOP_UNREADABLE;
 	alive &= m;
-	key->kip[1] = ret & alive;
+{w.keep(1, "ret & alive")}\
 	m = sw_mask_lt((ret - root) & 0xffffffff, root >> 32);
-	key->h.kstop |= alive & m & SW_STOP_ROOT;
+	{w.stop} |= alive & m & SW_STOP_ROOT;
 	alive &= ~m;
 	m = ~sw_mask_eq(bp, 0) & sw_mask_eq(bp & 7, 0);
-	key->h.kstop |= alive & ~m & SW_STOP_END;
+	{w.stop} |= alive & ~m & SW_STOP_END;
 	alive &= m;
 	bp &= alive;
 {body}\
-	key->h.kstop |= alive & SW_STOP_DEPTH;
+	{w.stop} |= alive & SW_STOP_DEPTH;
 }}
 """
 
@@ -293,7 +313,15 @@ def walks(depth, xdepth):
             f"{rtype} *{rec}, __u64 ip, __u64 bp, __u64 *next{pargs}",
             "anywhere else (USDT, or user registers saved at kernel entry)",
             f"\t{u.slot(0)} = ip;\n{u.note_frame(0)}", user_step, 1, d))
-    out.append(masked_walk(depth))
+    out.append(masked_walk(depth, False))
+    out.append(masked_walk(depth, True))
+    u = Walk("key", "uip", "ustop", printk=True)
+    out.append(walk_function(
+        u, "sw_fp_uwalk_up",
+        "struct sw_fp_uside *key, __u64 ip, __u64 bp, __u64 *next, "
+        "const char *fmt, __u32 magic",
+        "as sw_fp_uwalk_p, on a key's user side alone (4.1: see sw_fp_uside)",
+        f"\t{u.slot(0)} = ip;\n{u.note_frame(0)}", user_step, 1, depth))
     return "".join(out)
 
 
@@ -318,6 +346,16 @@ def render_key(depth, xdepth, reasons):
 struct sw_fp_key {{
 	struct sw_key_hdr h;
 	__u64 kip[SW_FP_KDEPTH];
+	__u64 uip[SW_FP_UDEPTH];
+}};
+
+/*
+ * 4.1's printed walks (one program, no tail call): the kernel frames go
+ * out as read, and a whole key beside the walk's own state would not fit
+ * the BPF stack.
+ */
+struct sw_fp_uside {{
+	struct sw_key_hdr h;
 	__u64 uip[SW_FP_UDEPTH];
 }};
 

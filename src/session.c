@@ -250,16 +250,14 @@ static int plan(struct session *s)
 		wo->ustack = !kprobe;
 	}
 	if (!f->helper_pid) {
-		/* 4.1: stackcount's one program finds the process itself */
-		bool count = kprobe && o->sink == SINK_COUNT;
+		/* 4.1: the walker's one program finds the process itself */
 		int e = -EOPNOTSUPP;
 
-		if (o->command || (!count && (o->pid || o->perpid || o->user_only)))
-			return die(s, "%s needs bpf_get_current_pid_tgid, which "
-				   "this kernel lacks (4.2+); trace system-wide, "
-				   "without it", o->pid ? "-p" : o->perpid ? "-P" :
-				   o->command ? "-- COMMAND" : "-U");
-		if (count && (o->pid || o->perpid || wo->ustack))
+		if (o->command)
+			return die(s, "-- COMMAND needs bpf_get_current_pid_tgid, "
+				   "which this kernel lacks (4.2+); trace "
+				   "system-wide, without it");
+		if (kprobe && (o->pid || o->perpid || wo->ustack))
 			e = task_calib(f, &wo->task41);
 		if (e && (o->pid || o->perpid || o->user_only))
 			return die(s, "%s needs the process of each event, which "
@@ -303,12 +301,12 @@ static int plan(struct session *s)
 	wo->per_process = o->perpid || wo->ustack || o->sink != SINK_COUNT;
 	if (o->debug)
 		fprintf(s->out, "walker: %s (%s)\n", d->name, s->why);
-	if (no_user && o->sink != SINK_COUNT)
-		fprintf(stderr, "%s: user frames are not recorded: on this "
-			"kernel (no tail calls, no perf output: 4.1) only "
-			"stackcount walks them; kernel frames only (-K: the "
-			"same, without this line)\n", o->tool);
-	else if (no_user)
+	if (o->debug && wo->task41.pid)
+		fprintf(s->out, "process of an event: the task at its kernel "
+			"stack's base (task_struct.stack +%u, pid +%u, comm +%u, "
+			"measured on our threads)\n", wo->task41.stack,
+			wo->task41.pid, wo->task41.comm);
+	if (no_user)
 		fprintf(stderr, "%s: user frames are not recorded: this kernel "
 			"has no bpf_get_current_pid_tgid (4.2+) to say whose "
 			"they are, and the task at its kernel stack's base was "

@@ -169,6 +169,9 @@ int tracepipe_line(struct tracepipe *tp, const char *line, tp_event_fn fn,
 		*ev = hdr;
 		tp->pending[hdr.cpu] = ev;
 	}
+	/* 4.1's walk prints every slot, 0 once it has ended: no frame */
+	if (kind == 0 && !addr)
+		return 0;
 	if (kind == 0 && ev->nk < TP_MAX_FRAMES)
 		ev->k[ev->nk++] = addr;
 	else if (kind == 1 && ev->nu < TP_MAX_FRAMES)

@@ -91,7 +91,7 @@ static struct bpf_program *fp_prog(const struct walker *w, enum sw_role role,
 		if (k == SINK_EXPLAIN)
 			return s->progs.fp_kprobe_x;
 		if (!w->f->helper_pid)	/* 4.1: one program walks both sides */
-			return k == SINK_PRINTK && !tail ? s->progs.fp_kprobe_k_v41_p :
+			return k == SINK_PRINTK ? s->progs.fp_kprobe_v41_p :
 			       k == SINK_COUNT ? s->progs.fp_kprobe_v41 : NULL;
 		if (tail)
 			return k == SINK_PRINTK ? s->progs.fp_kprobe_p : s->progs.fp_kprobe;

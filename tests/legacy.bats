@@ -10,7 +10,7 @@ FX=$TOP/build/tests/fixtures
 	run "$LIMITS" "$TOP/build/bpf/fp.bpf.o"
 	[ "$status" -eq 0 ]
 	# every program of the walker was looked at
-	for p in fp_kprobe fp_kprobe_k fp_kprobe_v41 fp_kprobe_k_v41_p fp_tp fp_tp_k fp_user_kp \
+	for p in fp_kprobe fp_kprobe_k fp_kprobe_v41 fp_kprobe_v41_p fp_tp fp_tp_k fp_user_kp \
 		 fp_user_tp fp_uprobe fp_uprobe_entry; do
 		echo "$output" | grep -q ": $p: .* insns, "
 	done

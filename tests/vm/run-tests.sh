@@ -875,10 +875,7 @@ opt_D() {	# -D 1: ends by itself, nothing counted
 
 opts_refused_41() {	# 4.1: no pid, comm or CPU helper for kprobes
 	refused /tmp/q.cmd "-- COMMAND needs bpf_get_current_pid_tgid, which this kernel lacks (4.2+); trace system-wide, without it" $GETPPID -- ./paths 1 &&
-	refused /tmp/q.c "-c needs bpf_get_smp_processor_id, which this kernel lacks (4.2+); trace every CPU, without -c" -c 0 $GETPPID || return 1
-	$SN -p 1 $GETPPID > /tmp/q.sp 2>&1 && { cat /tmp/q.sp; return 1; }
-	echo "stacksnoop: -p needs bpf_get_current_pid_tgid, which this kernel lacks (4.2+); trace system-wide, without it" |
-		expect /tmp/q.sp
+	refused /tmp/q.c "-c needs bpf_get_smp_processor_id, which this kernel lacks (4.2+); trace every CPU, without -c" -c 0 $GETPPID
 }
 
 # proc_blocks FILE NAME: the stacks of -P output that NAME's processes made
@@ -904,18 +901,27 @@ user_frames_41() {
 	expect /tmp/u41.err < /dev/null
 }
 
-# 4.1: -p, a process that was running before, and only it; -U
-opt_p_41() {
-	rm -f /tmp/p41.in
-	mkfifo /tmp/p41.in
-	sh -c 'read x; exec ./sysc 1' < /tmp/p41.in &
-	p=$!
-	exec 7> /tmp/p41.in
-	bg $SC /tmp/p41 '^Tracing' -U -p $p $GETPPID || return 1
-	./sysc 1	# another process's calls: not counted
+# held_sysc: HELD is a process that runs `sysc 1` once release_sysc says so
+held_sysc() {
+	rm -f /tmp/held.in
+	mkfifo /tmp/held.in
+	sh -c 'read x; exec ./sysc 1' < /tmp/held.in &
+	HELD=$!
+	exec 7> /tmp/held.in
+}
+
+release_sysc() {
 	echo go >&7
 	exec 7>&-
-	wait $p
+	wait $HELD
+}
+
+# 4.1: -p, a process that was running before, and only it; -U
+opt_p_41() {
+	held_sysc
+	bg $SC /tmp/p41 '^Tracing' -U -p $HELD $GETPPID || return 1
+	./sysc 1	# another process's calls: not counted
+	release_sysc
 	bg_stop /tmp/p41 || return 1
 	upto_main /tmp/p41 > /tmp/p41.m
 	sysc_user $GETPPID 1 | expect /tmp/p41.m
@@ -948,6 +954,31 @@ snoop_kprobe() {	# perf output (4.4+), or trace_pipe lines (4.1-4.3)
 	cat /tmp/n.out
 	snoop_events /tmp/n.out > /tmp/n.ev
 	getppid_events 2 | expect /tmp/n.ev
+}
+
+# 4.1: stacksnoop -d -p, each frame printed to trace_pipe as one program
+# reads it: only the process named, kernel then user frames
+snoop_p_41() {
+	held_sysc
+	bg $SN /tmp/s41 '^TIME' -d -p $HELD $GETPPID || return 1
+	./sysc 1	# another process's calls: not shown
+	release_sysc
+	bg_stop /tmp/s41 > /dev/null || return 1
+	cat /tmp/s41.raw /tmp/s41.err > /tmp/s41.out
+	cat /tmp/s41.out
+	# frames after main: as in upto_main
+	snoop_events /tmp/s41.out |
+		awk '/ main$/ { print; skip = 1; next } /^$/ { skip = 0 } !skip' > /tmp/s41.ev
+	{
+		echo "TIME(s)            STACK"
+		for f in from_a from_b from_b; do
+			echo
+			echo "ip: $FIRST"
+			echo "$ENTRY" | awk '{ printf "r%d: %s\n", NR - 1, $1 }'
+			n=$(echo "$ENTRY" | wc -l)
+			printf -- '--\nr%d: raw_getppid\nr%d: %s\nr%d: main\n' $n $((n + 1)) $f $((n + 2))
+		done
+	} | expect /tmp/s41.ev
 }
 
 snoop_explain_kernel() {	# the kernel chain from a kprobe, explained
@@ -1098,13 +1129,14 @@ if ge 4 2; then
 	t "-p: only the process named" opt_p
 	t "-i: every interval's counts add up" opt_i
 else
-	t "-c, -- COMMAND, stacksnoop -p: refused on 4.1, in one line each" opts_refused_41
+	t "-c, -- COMMAND: refused on 4.1, in one line each" opts_refused_41
 	t "4.1: -P, user frames of a syscall exact, the process from its task" user_frames_41
 	t "4.1: -p -U: only the process named" opt_p_41
 fi
 t "-D: ends by itself" opt_D
 
 t "stacksnoop: a kernel function's events, one stack each" snoop_kprobe
+ge 4 2 || t "stacksnoop, 4.1: -d -p, only the process named, user frames exact" snoop_p_41
 if [ $CLOUD = yes ]; then
 	t "stacksnoop --explain: refused without kernel frame pointers" explain_orc_refused
 elif ge 4 4; then
