@@ -253,19 +253,16 @@ static int plan(struct session *s)
 		/* 4.1: the walker's one program finds the process itself */
 		int e = -EOPNOTSUPP;
 
-		if (o->command)
-			return die(s, "-- COMMAND needs bpf_get_current_pid_tgid, "
-				   "which this kernel lacks (4.2+); trace "
-				   "system-wide, without it");
-		if (kprobe && (o->pid || o->perpid || wo->ustack))
+		if (kprobe && (o->pid || o->perpid || o->command || wo->ustack))
 			e = task_calib(f, &wo->task41);
-		if (e && (o->pid || o->perpid || o->user_only))
+		if (e && (o->pid || o->perpid || o->command || o->user_only))
 			return die(s, "%s needs the process of each event, which "
 				   "this kernel (no bpf_get_current_pid_tgid, 4.2+) "
 				   "gives BPF only through the task at its kernel "
 				   "stack's base, not found here: %s; trace "
 				   "system-wide, without it", o->pid ? "-p" :
-				   o->perpid ? "-P" : "-U", strerror(-e));
+				   o->perpid ? "-P" : o->command ? "-- COMMAND" :
+				   "-U", strerror(-e));
 		/* not silently (said once the run is sure to go on) */
 		no_user = wo->ustack && wo->kstack && e;
 		if (no_user)

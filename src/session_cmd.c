@@ -81,9 +81,10 @@ int session_spawn(struct session *s)
 	}
 	if (!walker_can_follow(&s->f)) {
 		/* a 4.4 kernel hooks fork with a kretprobe; none here */
-		fprintf(stderr, "%s: this kernel has no kprobes to see forks "
-			"with, so only %s itself is traced, not the processes "
-			"it starts\n", s->o.tool, s->o.command[0]);
+		fprintf(stderr, "%s: this kernel has %s to see forks with, so "
+			"only %s itself is traced, not the processes it "
+			"starts\n", s->o.tool, s->f.helper_pid ? "no kprobes" :
+			"no bpf_get_current_pid_tgid (4.2+)", s->o.command[0]);
 		s->wo.follow = false;
 		s->wo.pid = s->cmd.pid;
 	}

@@ -85,7 +85,8 @@ static bool fork_hook_tracepoint(const struct sw_features *f)
 
 bool walker_can_follow(const struct sw_features *f)
 {
-	return fork_hook_tracepoint(f) || f->kprobes;
+	/* 4.1's fork hook could not say whose fork it saw */
+	return f->helper_pid && (fork_hook_tracepoint(f) || f->kprobes);
 }
 
 /*

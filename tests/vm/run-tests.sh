@@ -873,9 +873,18 @@ opt_D() {	# -D 1: ends by itself, nothing counted
 		expect /tmp/o.D
 }
 
-opts_refused_41() {	# 4.1: no pid, comm or CPU helper for kprobes
-	refused /tmp/q.cmd "-- COMMAND needs bpf_get_current_pid_tgid, which this kernel lacks (4.2+); trace system-wide, without it" $GETPPID -- ./paths 1 &&
+opts_refused_41() {	# 4.1: no CPU helper for kprobes
 	refused /tmp/q.c "-c needs bpf_get_smp_processor_id, which this kernel lacks (4.2+); trace every CPU, without -c" -c 0 $GETPPID
+}
+
+# 4.1: -- COMMAND traces the command's own process (found from its task),
+# and one line says that the processes it starts are not followed
+cmd_41() {
+	sc /tmp/c41 -U $GETPPID -- ./sysc 1 || return 1
+	upto_main /tmp/c41 > /tmp/c41.m
+	sysc_user $GETPPID 1 | expect /tmp/c41.m || return 1
+	echo "stackcount: this kernel has no bpf_get_current_pid_tgid (4.2+) to see forks with, so only ./sysc itself is traced, not the processes it starts" |
+		expect /tmp/c41.err
 }
 
 # proc_blocks FILE NAME: the stacks of -P output that NAME's processes made
@@ -1129,7 +1138,8 @@ if ge 4 2; then
 	t "-p: only the process named" opt_p
 	t "-i: every interval's counts add up" opt_i
 else
-	t "-c, -- COMMAND: refused on 4.1, in one line each" opts_refused_41
+	t "-c: refused on 4.1, in one line" opts_refused_41
+	t "4.1: -- COMMAND, its own process only, said in one line" cmd_41
 	t "4.1: -P, user frames of a syscall exact, the process from its task" user_frames_41
 	t "4.1: -p -U: only the process named" opt_p_41
 fi
