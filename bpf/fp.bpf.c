@@ -202,6 +202,15 @@ static __always_inline __u64 fp_task41(const struct sw_config *cfg, __u64 sp,
 	return id;
 }
 
+/* 4.1: the CPU, from the thread_info at the kernel stack's base */
+static __always_inline __u32 fp_cpu41(__u64 sp, __u32 thread_size, __u32 off,
+				      __u64 *tmp)
+{
+	*tmp = 0;
+	bpf_probe_read(tmp, 4, (void *)((sp & ~((__u64)thread_size - 1)) + off));
+	return (__u32)*tmp;
+}
+
 /*
  * 4.1: the user's pc and frame pointer at kernel entry, from the registers
  * saved at regs; 0 where there are none (a kernel thread, an interrupt's
@@ -265,6 +274,9 @@ int fp_kprobe_v41(struct pt_regs *ctx)
 
 	cfg = sw_filter(0, SW_LINEAR, &id);
 	if (!cfg)
+		return 0;
+	if ((fp_cpu41(PT_REGS_SP(ctx), cfg->thread_size, cfg->ti_cpu_off, &tmp) ^
+	     cfg->cpu) & cfg->cpu_mask)
 		return 0;
 	id = fp_task41(cfg, PT_REGS_SP(ctx), &key.h, &tmp, 0);
 	if (((id >> 32) ^ cfg->tgid) & cfg->tgid_mask)
@@ -465,7 +477,7 @@ int fp_kprobe_v41_p(struct pt_regs *ctx)
 	struct sw_fp_uside key = {};
 	volatile __u64 fmt[2];
 	struct sw_config *cfg;
-	__u32 magic, flags, tgid, tgid_mask;
+	__u32 magic, flags, tgid, tgid_mask, cpu, cpu_mask, cpu_off, thread_size;
 
 	cfg = sw_filter(0, SW_LINEAR, &id);
 	if (!cfg)
@@ -476,8 +488,14 @@ int fp_kprobe_v41_p(struct pt_regs *ctx)
 	regs = sw_user_regs(cfg, sp);
 	tgid = cfg->tgid;
 	tgid_mask = cfg->tgid_mask;
+	cpu = cfg->cpu;
+	cpu_mask = cfg->cpu_mask;
+	cpu_off = cfg->ti_cpu_off;
+	thread_size = cfg->thread_size;
 	id = fp_task41(cfg, sp, &key.h, &tmp, 1);
 	if (((id >> 32) ^ tgid) & tgid_mask)
+		return 0;
+	if ((fp_cpu41(sp, thread_size, cpu_off, &tmp) ^ cpu) & cpu_mask)
 		return 0;
 	fp_fmt(fmt, 'k');
 	sw_fp_kwalk_entry_mp(root, &key.h, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx),

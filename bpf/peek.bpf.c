@@ -52,7 +52,8 @@ struct {
 /*
  * 4.1 (src/task_calib.c): a kprobe on getpriority, which the tool calls
  * with SW_PEEK41_MAGIC (a "which" no kernel takes: EINVAL, nothing done),
- * a task_struct offset and THREAD_SIZE.  4.1 has no helper to name the
+ * an offset (into the task_struct, or with SW_PEEK41_BASE the stack's
+ * base) and THREAD_SIZE.  4.1 has no helper to name the
  * task, so it is the first word of the thread_info at the base of the
  * kernel stack; 4.1's helpers write to the BPF stack only.
  */
@@ -65,7 +66,12 @@ SEC("kprobe") int sw_peek_v41(struct pt_regs *ctx)
 		return 0;
 	v.base = PT_REGS_SP(ctx) & ~(PT_REGS_PARM3(ctx) - 1);
 	bpf_probe_read(&v.task, 8, (void *)v.base);
-	bpf_probe_read(v.b, sizeof(v.b), (void *)(v.task + PT_REGS_PARM2(ctx)));
+	if (PT_REGS_PARM2(ctx) & SW_PEEK41_BASE)
+		bpf_probe_read(v.b, sizeof(v.b), (void *)(v.base +
+			       (PT_REGS_PARM2(ctx) & ~SW_PEEK41_BASE)));
+	else
+		bpf_probe_read(v.b, sizeof(v.b),
+			       (void *)(v.task + PT_REGS_PARM2(ctx)));
 	bpf_map_update_elem(&peek41, &zero, &v, BPF_ANY);
 	return 0;
 }

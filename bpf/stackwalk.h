@@ -90,11 +90,13 @@ struct sw_peek {
 /*
  * Array map "peek41", one element: 4.1's reader (bpf/peek.bpf.c) copies a
  * chunk of the calling task's task_struct, which it finds through the
- * thread_info at the base of its kernel stack; a 4.1 map update takes its
- * value from the BPF stack only, so a chunk fits there.
+ * thread_info at the base of its kernel stack, or (SW_PEEK41_BASE in the
+ * offset) of the thread_info itself; a 4.1 map update takes its value
+ * from the BPF stack only, so a chunk fits there.
  */
 #define SW_PEEK41_BYTES	256
 #define SW_PEEK41_MAGIC	0x53774b31	/* getpriority's first argument */
+#define SW_PEEK41_BASE	0x80000000u
 struct sw_peek41 {
 	__u64 base;		/* the kernel stack's base */
 	__u64 task;		/* thread_info's first word there */
@@ -139,6 +141,7 @@ struct sw_config {
 	 * task_struct keeps pid, tgid and comm (task_pid_off, task_comm_off).
 	 */
 	__u32 task_comm_off;
+	__u32 ti_cpu_off;	/* 4.1: thread_info.cpu, from the stack's base */
 	/* stacksnoop on 4.1-4.3: tags our trace_printk lines in trace_pipe */
 	__u32 magic;
 	/*

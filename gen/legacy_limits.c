@@ -220,6 +220,41 @@ static int stack_depth(const struct bpf_insn *in, size_t n)
 	return (int)-deepest;
 }
 
+/*
+ * Where a map look-up's result, or a copy of it, is stored to the stack
+ * before the jump that checks it for NULL: 4.1's and 4.14's verifiers keep
+ * no link between the stored copy and the checked register, and refuse a
+ * read through the copy filled back ("invalid mem access").  Followed in
+ * straight code from the call; returns the store's index, or n.
+ */
+static size_t unchecked_spill(const struct bpf_insn *in, size_t n, size_t call)
+{
+	unsigned held = 1u << 0;	/* registers holding the result */
+
+	for (size_t i = call + 1; i < n && held; i++) {
+		__u8 cls = BPF_CLASS(in[i].code), op = BPF_OP(in[i].code);
+		int dst = in[i].dst_reg, src = in[i].src_reg;
+
+		if (cls == BPF_STX && src < 32 && (held >> src & 1) && dst == 10)
+			return i;
+		if (cls == BPF_JMP) {
+			if (op == BPF_CALL) {
+				held &= ~0x3fu;	/* r0-r5 clobbered */
+				continue;
+			}
+			return n;	/* the check, or a branch: stop looking */
+		}
+		if (cls == BPF_ALU64 && in[i].code == (BPF_ALU64 | BPF_MOV | BPF_X)) {
+			held = (held & ~(1u << dst)) | ((held >> src & 1) << dst);
+			continue;
+		}
+		if (cls == BPF_ALU64 || cls == BPF_ALU || cls == BPF_LDX ||
+		    cls == BPF_LD)
+			held &= ~(1u << dst);
+	}
+	return n;
+}
+
 static void check_program(struct report *r, const struct bpf_program *prog)
 {
 	const struct bpf_insn *in = bpf_program__insns(prog);
@@ -247,6 +282,14 @@ static void check_program(struct report *r, const struct bpf_program *prog)
 		    in[i].imm != BPF_ADD)
 			violation(r, name, "insn %zu: atomic op 0x%x is 5.12+",
 				  i, in[i].imm);
+		if (cls == BPF_JMP && op == BPF_CALL &&
+		    in[i].src_reg != BPF_PSEUDO_CALL &&
+		    in[i].imm == BPF_FUNC_map_lookup_elem &&
+		    unchecked_spill(in, n, i) < n)
+			violation(r, name, "insn %zu: a map value stored to the "
+				  "stack before its NULL check, which 4.1 and "
+				  "4.14 then lose: look it up again",
+				  unchecked_spill(in, n, i));
 		if (cls == BPF_JMP && op == BPF_CALL) {
 			if (in[i].src_reg == BPF_PSEUDO_CALL)
 				violation(r, name, "insn %zu: call to a BPF function "

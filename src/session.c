@@ -253,7 +253,8 @@ static int plan(struct session *s)
 		/* 4.1: the walker's one program finds the process itself */
 		int e = -EOPNOTSUPP;
 
-		if (kprobe && (o->pid || o->perpid || o->command || wo->ustack))
+		if (kprobe && (o->pid || o->perpid || o->command || wo->ustack ||
+			       o->cpu >= 0))
 			e = task_calib(f, &wo->task41);
 		if (e && (o->pid || o->perpid || o->command || o->user_only))
 			return die(s, "%s needs the process of each event, which "
@@ -269,9 +270,12 @@ static int plan(struct session *s)
 			wo->ustack = false;
 		s->task41_err = e;
 	}
-	if (o->cpu >= 0 && !f->helper_cpu)
+	/* 4.1: the CPU from the thread_info, if it was found */
+	if (o->cpu >= 0 && !f->helper_cpu && !wo->task41.cpu)
 		return die(s, "-c needs bpf_get_smp_processor_id, which this "
-			   "kernel lacks (4.2+); trace every CPU, without -c");
+			   "kernel lacks (4.2+), or the CPU in the thread_info "
+			   "at the kernel stack's base, not found here (it is "
+			   "measured on two CPUs); trace every CPU, without -c");
 	need.kernel_event = kprobe;
 	need.tracepoint = s->pat.type == SW_PAT_TRACEPOINT;
 	need.syscall_tp = need.tracepoint && s->pat.category &&
@@ -300,9 +304,10 @@ static int plan(struct session *s)
 		fprintf(s->out, "walker: %s (%s)\n", d->name, s->why);
 	if (o->debug && wo->task41.pid)
 		fprintf(s->out, "process of an event: the task at its kernel "
-			"stack's base (task_struct.stack +%u, pid +%u, comm +%u, "
-			"measured on our threads)\n", wo->task41.stack,
-			wo->task41.pid, wo->task41.comm);
+			"stack's base (task_struct.stack +%u, pid +%u, comm +%u; "
+			"thread_info.cpu +%u; measured on our threads)\n",
+			wo->task41.stack, wo->task41.pid, wo->task41.comm,
+			wo->task41.cpu);
 	if (no_user)
 		fprintf(stderr, "%s: user frames are not recorded: this kernel "
 			"has no bpf_get_current_pid_tgid (4.2+) to say whose "

@@ -4,9 +4,12 @@
  * tgid differ and whose name we set, and taken only where the calling
  * thread (pid and tgid equal, another name) agrees: task_struct.stack by
  * the stack base it was found from, pid and tgid side by side, comm.
+ * thread_info.cpu is where the thread, moved from one CPU to another,
+ * holds the one and then the other, and nowhere else does.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,11 +33,21 @@ struct reader {
 	__u8 b[TASK_BYTES];
 	pid_t pid, tgid;
 	char comm[16];
+	int cpus[2];			/* -1: fewer than two CPUs to run on */
+	__u8 ti[2][SW_PEEK41_BYTES];	/* thread_info on each */
 	int err;
 };
 
-/* The chunk of our task_struct at off, through the probe. */
-static int peek_chunk(struct reader *r, __u32 off)
+static __u32 u32_at(const __u8 *b, size_t off)
+{
+	__u32 v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+/* The chunk of our task_struct at off (or, SW_PEEK41_BASE, of our stack's base). */
+static int peek_chunk(struct reader *r, __u32 off, __u8 *to)
 {
 	struct sw_peek41 v = {};
 	__u32 zero = 0;
@@ -48,7 +61,7 @@ static int peek_chunk(struct reader *r, __u32 off)
 		return -ENODATA;
 	r->base = v.base;
 	r->task = v.task;
-	memcpy(r->b + off, v.b, sizeof(v.b));
+	memcpy(to, v.b, sizeof(v.b));
 	return 0;
 }
 
@@ -59,7 +72,7 @@ static int read_task(struct reader *r)
 	if (prctl(PR_GET_NAME, r->comm))
 		return -errno;
 	for (__u32 off = 0; off < TASK_BYTES; off += SW_PEEK41_BYTES) {
-		int err = peek_chunk(r, off);
+		int err = peek_chunk(r, off, r->b + off);
 
 		if (err)
 			return err;
@@ -67,23 +80,56 @@ static int read_task(struct reader *r)
 	return 0;
 }
 
+/* This thread's thread_info on two CPUs, moving it from one to the other. */
+static int read_cpus(struct reader *r)
+{
+	cpu_set_t set, one;
+	int n = 0, err = 0;
+
+	r->cpus[0] = r->cpus[1] = -1;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -errno;
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &set))
+			r->cpus[n++] = c;
+	for (int i = 0; n == 2 && i < 2 && !err; i++) {
+		CPU_ZERO(&one);
+		CPU_SET(r->cpus[i], &one);
+		err = sched_setaffinity(0, sizeof(one), &one) ? -errno :
+		      peek_chunk(r, SW_PEEK41_BASE, r->ti[i]);
+	}
+	return err;
+}
+
 static void *other_thread(void *arg)
 {
 	struct reader *r = arg;
 
 	r->err = prctl(PR_SET_NAME, CALIB_NAME) ? -errno : read_task(r);
+	if (!r->err)
+		r->err = read_cpus(r);
 	return NULL;
 }
 
-static __u32 u32_at(const __u8 *b, size_t off)
+/*
+ * thread_info.cpu: the one place that held each CPU the thread ran on; 0
+ * (the task's word, never the CPU's) with one CPU to run on or no such
+ * one place.
+ */
+static __u32 find_cpu(const struct reader *r)
 {
-	__u32 v;
+	__u32 at = 0;
+	int found = 0;
 
-	memcpy(&v, b + off, sizeof(v));
-	return v;
+	for (__u32 off = 8; r->cpus[1] >= 0 && off + 4 <= SW_PEEK41_BYTES; off += 4)
+		if (u32_at(r->ti[0], off) == (__u32)r->cpus[0] &&
+		    u32_at(r->ti[1], off) == (__u32)r->cpus[1]) {
+			at = off;
+			found++;
+		}
+	return found == 1 ? at : 0;
 }
 
-/* The offsets of the fields in r, each the first place that holds them. */
 static void find(const struct reader *r, __s64 o[3])
 {
 	size_t n = strlen(r->comm) + 1;
@@ -139,6 +185,7 @@ static int measure(const struct sw_features *f, int map_fd,
 			out->stack = a[0];
 			out->pid = a[1];
 			out->comm = a[2];
+			out->cpu = find_cpu(t);
 			err = 0;
 		}
 	}

@@ -15,6 +15,7 @@ struct sw_task_offs {
 	__u32 stack;	/* task_struct.stack: the base it was found from */
 	__u32 pid;	/* task_struct.pid, then tgid */
 	__u32 comm;	/* task_struct.comm */
+	__u32 cpu;	/* thread_info.cpu, from the stack's base; 0: one CPU */
 };
 
 /*

@@ -286,6 +286,7 @@ static void base_config(const struct walker *w, struct sw_config *c)
 		c->task_stack_off = w->o.task41.stack;
 		c->task_pid_off = w->o.task41.pid;
 		c->task_comm_off = w->o.task41.comm;
+		c->ti_cpu_off = w->o.task41.cpu;
 	}
 	if (w->vma)
 		c->flags |= SW_CFG_VMA;

@@ -37,6 +37,7 @@ walk verifier may walk [0-9]* instructions, 4.x allows 32768
 long [0-9]* instructions, 4.x allows 4096
 core CO-RE relocations
 jlt jump opcode 0xad is 4.14+
+spill a map value stored to the stack before its NULL check
 EOF2
 }
 

@@ -873,10 +873,6 @@ opt_D() {	# -D 1: ends by itself, nothing counted
 		expect /tmp/o.D
 }
 
-opts_refused_41() {	# 4.1: no CPU helper for kprobes
-	refused /tmp/q.c "-c needs bpf_get_smp_processor_id, which this kernel lacks (4.2+); trace every CPU, without -c" -c 0 $GETPPID
-}
-
 # 4.1: -- COMMAND traces the command's own process (found from its task),
 # and one line says that the processes it starts are not followed
 cmd_41() {
@@ -1138,7 +1134,7 @@ if ge 4 2; then
 	t "-p: only the process named" opt_p
 	t "-i: every interval's counts add up" opt_i
 else
-	t "-c: refused on 4.1, in one line" opts_refused_41
+	t "4.1: -c, the CPU from the thread_info at the stack's base" opt_c
 	t "4.1: -- COMMAND, its own process only, said in one line" cmd_41
 	t "4.1: -P, user frames of a syscall exact, the process from its task" user_frames_41
 	t "4.1: -p -U: only the process named" opt_p_41
