@@ -53,9 +53,9 @@ struct {
  * 4.1 (src/task_calib.c): a kprobe on getpriority, which the tool calls
  * with SW_PEEK41_MAGIC (a "which" no kernel takes: EINVAL, nothing done),
  * an offset (into the task_struct, or with SW_PEEK41_BASE the stack's
- * base) and THREAD_SIZE.  4.1 has no helper to name the
- * task, so it is the first word of the thread_info at the base of the
- * kernel stack; 4.1's helpers write to the BPF stack only.
+ * base) and THREAD_SIZE.  4.1 has no helper to name the task, so it is
+ * the first word of the thread_info at the base of the kernel stack;
+ * 4.1's helpers write to the BPF stack only.
  */
 SEC("kprobe") int sw_peek_v41(struct pt_regs *ctx)
 {

@@ -47,7 +47,9 @@ def pick_depth():
     """Deepest walk that fits every limit; returns (depth, reasons)."""
     by_stack = (BPF_STACK - STACK_RESERVE - KEY_HDR) // 16
     # one program holds one walk (the kernel walk hands over to the user
-    # walk through a tail call), so each limit applies to a single walk
+    # walk through a tail call), so each limit applies to a single walk;
+    # 4.1, without tail calls, holds both, its kernel walk without a branch
+    # (masked_walk), and gen/legacy_limits.c checks that it fits
     by_insns = (MAX_INSNS - FIXED_INSNS) // STEP_INSNS
     by_walk = (MAX_WALK - FIXED_INSNS) // (STEP_INSNS + STEP_EXITS * TAIL_INSNS)
     depth = min(by_stack, by_insns, by_walk)

@@ -7,8 +7,9 @@
  *   <task>-<tid> [<cpu>] <flags> <secs>.<usecs>: <ip>: k<magic> <i> <addr>
  *
  * ("u" for user frames), then "e<magic> <kstop | ustop << 8>" ends the
- * event; 4.1's kernel walk prints all its slots, 0 past the walk's end.  An event's lines come from one CPU, one after another; lines of
- * other CPUs (and of other tracers) may come between.
+ * event; 4.1's kernel walk prints all its slots, 0 past the walk's end.
+ * An event's lines come from one CPU, one after another; lines of other
+ * CPUs (and of other tracers) may come between.
  */
 #ifndef SW_TRACEPIPE_H
 #define SW_TRACEPIPE_H
