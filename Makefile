@@ -39,13 +39,13 @@ LDLIBS    := -lbpf -lelf -llzma -lz -liberty
 BPFCFLAGS  = -O2 -g -target bpf -mcpu=v1 -D__TARGET_ARCH_x86 -Wall -Werror \
              -I/usr/include/$(shell $(CC) -dumpmachine) -Ibpf -I$(BUILD)/gen
 
-WALKERS   := getstack cfi stackmap fp
+WALKERS   := getstack cfi stackmap fp cfi41
 # the walkers' objects, and peek: calibration's reader of kernel memory
 BPF_OBJS  := $(WALKERS:%=$(BUILD)/bpf/%.bpf.o) $(BUILD)/bpf/peek.bpf.o
 SKELS     := $(WALKERS:%=$(BUILD)/bpf/%.skel.h) $(BUILD)/bpf/peek.skel.h
 GEN       := $(BUILD)/gen/fp_key.h $(BUILD)/gen/fp_walk.h
 SW_SRCS   := src/session.c src/session_opts.c src/session_unwind.c src/session_cmd.c src/session_lost.c src/explain.c src/walker.c src/walker_read.c src/walker_events.c src/walkers.c \
-             src/walker_cfi.c src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/unwind.c src/uframe.c src/vma_calib.c src/needed.c src/cfi.c src/cfi_cache.c src/cfi_disk.c src/kept.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/insn.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
+             src/walker_cfi.c src/walker_cfi41.c src/walker_getstack.c src/walker_stackmap.c src/walker_fp.c src/unwind.c src/uframe.c src/vma_calib.c src/needed.c src/cfi.c src/cfi_cache.c src/cfi_disk.c src/kept.c src/vec.c src/htab.c src/tracepipe.c src/probe.c src/insn.c src/output.c src/frame.c src/out_json.c src/pprof.c src/svg.c src/deltas.c src/cmd.c \
              src/calib.c src/task_calib.c src/elf_file.c src/debuginfo.c src/debuginfod.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c src/outfile.c src/elf_image.c \
              compat/kfeatures.c compat/kbtf.c compat/kversion.c compat/tracefs.c compat/attach.c \
@@ -100,13 +100,14 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(GEN) | $(BUILD)/.deps
 	$(CLANG) $(BPFCFLAGS) -c $< -o $@
 
 # The fp walker must load on 4.1-4.5, and the getstack and cfi walkers'
-# programs on 4.18-5.1's 4,096 instructions each: the build fails if any
+# programs on 4.18-5.1's 4,096 instructions each (cfi41's on 4.1's, whose
+# verifier prunes the paths its branches rejoin): the build fails if any
 # could not.
 $(BUILD)/bpf/fp.checked: $(BUILD)/bpf/fp.bpf.o $(BUILD)/legacy_limits
 	$(BUILD)/legacy_limits $< > $@.log || { cat $@.log; exit 1; }
 	@touch $@
 
-$(BUILD)/bpf/getstack.checked $(BUILD)/bpf/cfi.checked: $(BUILD)/bpf/%.checked: $(BUILD)/bpf/%.bpf.o $(BUILD)/legacy_limits
+$(BUILD)/bpf/getstack.checked $(BUILD)/bpf/cfi.checked $(BUILD)/bpf/cfi41.checked: $(BUILD)/bpf/%.checked: $(BUILD)/bpf/%.bpf.o $(BUILD)/legacy_limits
 	$(BUILD)/legacy_limits --insns $< > $@.log || { cat $@.log; exit 1; }
 	@touch $@
 
@@ -124,12 +125,13 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.slim.o
 
 $(BUILD)/gen/sources.c: gen/embed.py bpf/stackwalk.h bpf/common.bpf.h \
 		bpf/getstack.bpf.h bpf/getstack.bpf.c bpf/cfi.bpf.c \
-		bpf/stackmap.bpf.c bpf/fp.bpf.c bpf/cfi.h bpf/cfi_walk.bpf.h $(GEN)
+		bpf/stackmap.bpf.c bpf/fp.bpf.c bpf/cfi41.bpf.c bpf/task41.bpf.h bpf/cfi.h bpf/cfi_maps.bpf.h bpf/cfi_walk.bpf.h $(GEN)
 	$(PYTHON) gen/embed.py $@ \
-		cfi=bpf/stackwalk.h,bpf/common.bpf.h,bpf/cfi.h,bpf/cfi_walk.bpf.h,bpf/getstack.bpf.h,bpf/cfi.bpf.c \
+		cfi=bpf/stackwalk.h,bpf/common.bpf.h,bpf/cfi.h,bpf/cfi_maps.bpf.h,bpf/cfi_walk.bpf.h,bpf/getstack.bpf.h,bpf/cfi.bpf.c \
 		getstack=bpf/stackwalk.h,bpf/common.bpf.h,bpf/getstack.bpf.h,bpf/getstack.bpf.c \
 		stackmap=bpf/stackwalk.h,bpf/common.bpf.h,bpf/stackmap.bpf.c \
-		fp=bpf/stackwalk.h,bpf/common.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/fp.bpf.c
+		fp=bpf/stackwalk.h,bpf/common.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/task41.bpf.h,bpf/fp.bpf.c \
+		cfi41=bpf/stackwalk.h,bpf/common.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/task41.bpf.h,bpf/cfi.h,bpf/cfi_maps.bpf.h,bpf/cfi41.bpf.c
 
 $(BUILD)/obj/sources.o: $(BUILD)/gen/sources.c
 	@mkdir -p $(@D)
@@ -156,7 +158,7 @@ $(BUILD)/obj/%.o: %.c $(SKELS) $(GEN) $(wildcard src/*.h compat/*.h bpf/*.h) | $
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # One mechanism, two front ends.
-$(BUILD)/stackcount $(BUILD)/stacksnoop: $(BUILD)/%: $(BUILD)/obj/src/%.o $(SW_OBJS) $(BUILD)/bpf/fp.checked $(BUILD)/bpf/getstack.checked $(BUILD)/bpf/cfi.checked
+$(BUILD)/stackcount $(BUILD)/stacksnoop: $(BUILD)/%: $(BUILD)/obj/src/%.o $(SW_OBJS) $(BUILD)/bpf/fp.checked $(BUILD)/bpf/getstack.checked $(BUILD)/bpf/cfi.checked $(BUILD)/bpf/cfi41.checked
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
 # The installed pages carry the version in their footer.

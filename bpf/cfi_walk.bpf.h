@@ -15,30 +15,10 @@
 #include "common.bpf.h"
 #include "cfi.h"
 
-#define SW_PT_REGS_SP	152
 /* the end of x86_64 user space (47-bit), as gen/walker.py has it */
 #define SW_CFI_USER_MAX	0x7ffffffff000ULL
 
-/* sizes the frontend sets before loading (bpf_map__set_max_entries) */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sw_cfi_row);
-} cfi_rows SEC(".maps");
-
-/*
- * Not preallocated: a value replaced while a walk reads it is freed after
- * an RCU grace period, never handed straight to the next update (the
- * frontend replaces a process's list when it maps more).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SW_CFI_PROCS_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32);
-	__type(value, struct sw_cfi_proc);
-} cfi_procs SEC(".maps");
+#include "cfi_maps.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -21,6 +21,7 @@
 #define SW_PT_REGS_BP	32
 #define SW_PT_REGS_IP	128
 #define SW_PT_REGS_CS	136
+#define SW_PT_REGS_SP	152
 #define SW_USER_CS	0x33
 #define SW_USER32_CS	0x23
 

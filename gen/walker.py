@@ -39,6 +39,12 @@ STEP_EXITS = 3           # branches that leave the walk from one step
 TAIL_INSNS = 80          # longest path from a walk's end to `exit`
 FIXED_INSNS = 120        # filter, key header, count update
 
+# 4.1's cfi walk (bpf/cfi41.bpf.c): the user frames after the event's own
+# found by CFI, this many, in one program beside the rest; the frame
+# pointer walk below carries on from there.  gen/legacy_limits.c checks
+# that they fit 4,096 instructions.
+CFI41_FRAMES = 5
+
 KERNEL_MIN = 0xffffffff80000000   # __START_KERNEL_map: below is not kernel text
 USER_MAX = 0x00007ffffffff000     # TASK_SIZE_MAX on x86_64 (4-level paging)
 
@@ -324,6 +330,12 @@ def walks(depth, xdepth):
         "const char *fmt, __u32 magic",
         "as sw_fp_uwalk_p, on a key's user side alone (4.1: see sw_fp_uside)",
         f"\t{u.slot(0)} = ip;\n{u.note_frame(0)}", user_step, 1, depth))
+    u = Walk("key", "uip", "ustop")
+    out.append(walk_function(
+        u, "sw_fp_uwalk_cfi41",
+        "struct sw_fp_uside *key, __u64 bp, __u64 *next",
+        "4.1's cfi walk: on from the frame that its CFI frames reached "
+        "(bpf/cfi41.bpf.c)", "", user_step, CFI41_FRAMES + 1, depth))
     return "".join(out)
 
 
@@ -344,6 +356,7 @@ def render_key(depth, xdepth, reasons):
 #define SW_FP_UDEPTH {depth}
 #define SW_KERNEL_MIN 0x{KERNEL_MIN:x}ULL
 #define SW_USER_MAX 0x{USER_MAX:x}ULL
+#define SW_CFI41_FRAMES {CFI41_FRAMES}
 
 struct sw_fp_key {{
 	struct sw_key_hdr h;
@@ -354,7 +367,7 @@ struct sw_fp_key {{
 /*
  * 4.1's printed walks (one program, no tail call): the kernel frames go
  * out as read, and a whole key beside the walk's own state would not fit
- * the BPF stack.
+ * the BPF stack.  Also the key of 4.1's cfi walk (user frames only).
  */
 struct sw_fp_uside {{
 	struct sw_key_hdr h;

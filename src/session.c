@@ -283,12 +283,13 @@ static int plan(struct session *s)
 	need.kstack = wo->kstack;
 	need.ustack = wo->ustack;
 	need.explain = o->sink == SINK_EXPLAIN;
+	need.events = o->sink != SINK_COUNT;
 	if (kind == SW_WALKER_AUTO) {
 		d = walkers_pick(f, &need, NULL, &s->why, err, sizeof(err));
 		if (!d)
 			return die(s, "%s", err);
 	} else {
-		d = walkers_get(kind);
+		d = walkers_get(f, kind);
 		if (d->refuse(f, &need, err, sizeof(err)))
 			return die(s, "%s", err);
 	}
@@ -331,14 +332,19 @@ static bool in_child_pidns(void)
 /* The kernel's table, then the walker auto picks in general, and why. */
 static void print_features(struct session *s)
 {
-	const struct walker_desc *d;
+	const struct walker_desc *d, *u;
 	const char *why = NULL;
 	char no[512];
+	struct walker_need user = { .kernel_event = true, .ustack = true };
 
 	kfeatures_print(&s->f, s->out);
 	d = walkers_pick(&s->f, NULL, NULL, &why, no, sizeof(no));
 	fprintf(s->out, "%-34s %s: %s\n", "walker", d ? d->name : "none",
 		d ? why : no);
+	/* 4.1: a kprobe's user frames alone take another walker */
+	u = walkers_pick(&s->f, &user, NULL, &why, no, sizeof(no));
+	if (d && u && u != d)
+		fprintf(s->out, "%-34s %s: %s\n", "walker, a kprobe's -U", u->name, why);
 }
 
 /* Exited processes kept before the first eviction, and added before each next. */
@@ -614,7 +620,7 @@ static int start_beside(void *ctx, const struct walker *w)
 static int open_walker(struct session *s, __u64 *need)
 {
 	const char *refuse = getenv("STACKWALK_REFUSE_WALKER");
-	const struct walker_desc *d = walkers_get(s->wo.kind);
+	const struct walker_desc *d = walkers_get(&s->f, s->wo.kind);
 	char why[256];
 	int e;
 

@@ -536,7 +536,7 @@ int walker_open(struct walker **out, const struct sw_features *f,
 	w->magic = 0x57000000 | (getpid() & 0xffffff);
 	w->user_events = t->n && (t->v[0].role == SW_ROLE_UENTRY ||
 				  t->v[0].role == SW_ROLE_UINSIDE);
-	w->d = walkers_get(o->kind);
+	w->d = walkers_get(f, o->kind);
 	err = w->d->open(w);
 	if (err)
 		goto fail;
@@ -955,7 +955,8 @@ int walker_follow(struct walker *w, pid_t pid)
 
 const char *walker_source(const struct walker *w)
 {
-	return sources_walker(w->d->name);
+	/* 4.1's cfi walker has an object of its own */
+	return sources_walker(w->d == &walker_cfi41 ? "cfi41" : w->d->name);
 }
 
 static bool kept(const struct walker *w, int fd, int i)

@@ -9,22 +9,31 @@
  * cfi first, as only it finds callers without frame pointers.
  */
 static const struct walker_desc *const walkers_auto[] = {
-	&walker_cfi, &walker_getstack, &walker_stackmap, &walker_fp,
+	&walker_cfi41, &walker_cfi, &walker_getstack, &walker_stackmap,
+	&walker_fp,
 };
 
-const struct walker_desc *walkers_get(enum sw_walker kind)
+/* d is not this kernel's walker of its kind */
+static bool other_era(const struct sw_features *f, const struct walker_desc *d)
+{
+	return d->only_41 && f->helper_tail_call;
+}
+
+const struct walker_desc *walkers_get(const struct sw_features *f,
+				      enum sw_walker kind)
 {
 	for (size_t i = 0; i < sizeof(walkers_auto) / sizeof(walkers_auto[0]); i++)
-		if (walkers_auto[i]->kind == kind)
+		if (walkers_auto[i]->kind == kind && !other_era(f, walkers_auto[i]))
 			return walkers_auto[i];
 	return NULL;
 }
 
 const char *walkers_name(enum sw_walker kind)
 {
-	const struct walker_desc *d = walkers_get(kind);
-
-	return d ? d->name : "auto";
+	for (size_t i = 0; i < sizeof(walkers_auto) / sizeof(walkers_auto[0]); i++)
+		if (walkers_auto[i]->kind == kind)
+			return walkers_auto[i]->name;
+	return "auto";
 }
 
 int walkers_parse(const char *s, enum sw_walker *kind)
@@ -58,6 +67,8 @@ const struct walker_desc *walkers_pick(const struct sw_features *f,
 	for (; i < sizeof(walkers_auto) / sizeof(walkers_auto[0]); i++) {
 		const struct walker_desc *d = walkers_auto[i];
 
+		if (other_era(f, d))
+			continue;
 		if (!d->refuse(f, n, msg, len)) {
 			*why = d->why(f, n);
 			return d;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The stack walkers, each a descriptor in a file of its own
- * (walker_cfi.c, walker_getstack.c, walker_stackmap.c, walker_fp.c): what it needs from
+ * (walker_cfi.c, walker_cfi41.c, walker_getstack.c, walker_stackmap.c,
+ * walker_fp.c): what it needs from
  * the kernel and why it refuses, its BPF object, its programs by role
  * (skeleton fields, so that a missing one fails to compile), how its keys
  * become frames.  `auto` is the first of walkers_auto that runs.  The
@@ -31,6 +32,7 @@ struct walker_need {
 	bool syscall_tp;	/* a syscalls:* tracepoint: the slow path's */
 	bool kstack, ustack;
 	bool explain;		/* stacksnoop --explain */
+	bool events;		/* stacksnoop: each event sent, not counted */
 };
 
 struct walker;
@@ -41,6 +43,8 @@ struct walker_desc {
 	enum sw_walker kind;
 	const char *name;
 	bool tail_calls;	/* its programs tail-call one another */
+	/* for kernels without tail calls (4.1) only, in its kind's place */
+	bool only_41;
 	/* ... and all can be loaded for uprobe_multi links (choose_multi) */
 	bool multi_tails;
 	/*
@@ -79,10 +83,12 @@ struct walker_desc {
 			   struct key_frames *f);
 };
 
-extern const struct walker_desc walker_cfi, walker_getstack, walker_stackmap,
-				 walker_fp;
+extern const struct walker_desc walker_cfi, walker_cfi41, walker_getstack,
+				 walker_stackmap, walker_fp;
 
-const struct walker_desc *walkers_get(enum sw_walker kind);
+/* The walker of that kind for this kernel (4.1 has a cfi walker of its own). */
+const struct walker_desc *walkers_get(const struct sw_features *f,
+				      enum sw_walker kind);
 const char *walkers_name(enum sw_walker kind);
 int walkers_parse(const char *s, enum sw_walker *kind);
 /*

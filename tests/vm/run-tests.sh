@@ -706,8 +706,81 @@ cfi_deep() {
 }
 
 cfi_refused() {	# before 4.9: one line; auto takes another walker
-	refused /tmp/cr.out "--walker cfi: this kernel has neither bpf_get_stack (4.18+) nor stack maps and bpf_get_current_task (4.8+); use --walker auto" \
-		--walker cfi -d $GETPPID
+	if ge 4 2; then
+		refused /tmp/cr.out "--walker cfi: this kernel has neither bpf_get_stack (4.18+) nor stack maps and bpf_get_current_task (4.8+); use --walker auto" \
+			--walker cfi -d $GETPPID
+	else
+		refused /tmp/cr.out "--walker cfi: on 4.1 (no tail calls) its one program holds no kernel walk beside the CFI frames, and counts only: stackcount -U; use --walker auto" \
+			--walker cfi -d $GETPPID
+	fi
+}
+
+# expect_line LINE: standard input is that one line
+expect_line() {
+	cat > /tmp/got
+	echo "$1" | expect /tmp/got
+}
+
+# 4.1, no tail calls: one program takes a kprobe's user frames, the first
+# five callers by CFI, then frame pointers.  cfipaths' stacks through
+# glibc's syscall() whole to _start, as gdb gives them on the host
+# (tests/cfi.bats), built both ways, static and dynamic; auto takes it
+# for -U.
+cfi_callers_41() {
+	for b in cfipaths cfipaths_o2; do
+		R="$b;_start;__libc_start_main;__libc_start_call_main;main"
+		printf '%s\n' "$R;sys_a;syscall 5" "$R;sys_b;syscall 6" |
+			cfipaths_stacks $b $GETPPID || return 1
+	done
+	for b in cfipaths_dyn cfipaths_o2_dyn; do
+		R="$b;_start;__libc_start_main;[unknown];main"
+		printf '%s\n' "$R;sys_a;syscall 5" "$R;sys_b;syscall 6" |
+			cfipaths_stacks $b $GETPPID || return 1
+	done
+	sc /tmp/c.out --debug -U $GETPPID -- ./cfipaths_o2 || return 1
+	grep '^walker: ' /tmp/c.out |
+		expect_line "walker: cfi (no tail calls (4.1): user frames only, the first 5 callers from unwind tables, then frame pointers)"
+}
+
+# -v: how each frame was found: the event's registers, five callers by
+# CFI, then frame-pointer steps (deep is built with frame pointers)
+cfi_tags_41() {
+	sc /tmp/t.out -v -U --walker cfi $GETPPID -- ./deep 8 9 || return 1
+	sed -E 's/^  [0-9a-f]+ +/  /' /tmp/t.out.raw |
+		awk '/ main$/ { print; skip = 1; next } /^    [0-9]/ { skip = 0 } !skip' > /tmp/t.m
+	expect /tmp/t.m <<EOF || return 1
+Tracing 1 functions for "$GETPPID"... Hit Ctrl-C to end.
+
+  regs   __getppid
+  cfi    target
+  cfi    down2
+  cfi    down1
+  cfi    down0
+  cfi    down2
+  fp     down1
+  fp     down0
+  fp     down2
+  fp     down1
+  fp     down0
+  fp     main
+    10
+
+Detaching...
+EOF
+	echo "stackcount: this kernel has no bpf_get_current_pid_tgid (4.2+) to see forks with, so only ./deep itself is traced, not the processes it starts" |
+		expect /tmp/t.out.err
+}
+
+# A process that came after the tool read every process's maps (4.1 has
+# no hook to see it come): its frames by frame pointers, counted and said
+cfi_untabled_41() {
+	bg $SC /tmp/un '^Tracing' -P -U $GETPPID || return 1
+	./cfipaths_o2
+	bg_stop /tmp/un || return 1
+	proc_blocks /tmp/un cfipaths_o2 > /tmp/un.m
+	printf '  syscall\n    cfipaths_o2 [PID]\n    11\n\n' | expect /tmp/un.m || return 1
+	echo "the user frames of 11 events were found by frame pointers where unwind tables were not loaded yet (a process, or a library, that came after its maps were read), so callers of code without frame pointers may be missing or wrong" |
+		expect /tmp/un.err
 }
 
 cfi_explain() {	# each user frame's rule, as the walk used it, to main
@@ -944,7 +1017,11 @@ opt_p_41() {
 	release_sysc
 	bg_stop /tmp/p41 || return 1
 	upto_main /tmp/p41 > /tmp/p41.m
-	sysc_user $GETPPID 1 | expect /tmp/p41.m
+	sysc_user $GETPPID 1 | expect /tmp/p41.m || return 1
+	# -U takes the cfi walker: the list read of the shell went at its
+	# exec, and sysc's frames are frame-pointer steps, said
+	echo "the user frames of 3 events were found by frame pointers where unwind tables were not loaded yet (a process, or a library, that came after its maps were read), so callers of code without frame pointers may be missing or wrong" |
+		expect /tmp/p41.err
 }
 
 # ---- stacksnoop ----
@@ -1153,6 +1230,9 @@ else
 	t "4.1: -- COMMAND, its own process only, said in one line" cmd_41
 	t "4.1: -P, user frames of a syscall exact, the process from its task" user_frames_41
 	t "4.1: -p -U: only the process named" opt_p_41
+	t "4.1, cfi: a kprobe's -U, five callers by CFI: every caller to _start, static and dynamic, -O2 without frame pointers too" cfi_callers_41
+	t "4.1, cfi: -v tags each frame: registers, CFI, then frame pointers" cfi_tags_41
+	t "4.1, cfi: a process started after the tool: frame pointers, counted and said" cfi_untabled_41
 fi
 t "-D: ends by itself" opt_D
 

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * The cfi walker on 4.1: user frames of a kernel event found from the
+ * binaries' unwind tables (bpf/cfi.h), where 4.9+ take them by tail calls
+ * (bpf/cfi_walk.bpf.h).  4.1 has no tail calls, so one program of at most
+ * 4,096 instructions holds the whole walk: the first SW_CFI41_FRAMES
+ * callers by CFI, then frame-pointer steps (gen/walker.py), each frame
+ * tagged with how it was found.  No room is left for a kernel walk: user
+ * frames only (-U).  Its verifier reads memory only through the stack
+ * and a checked map value at a constant offset, so a process's mapping
+ * list and the rows are read with bpf_probe_read at their addresses, taken
+ * as numbers.
+ */
+#include "common.bpf.h"
+/* fp_walk.h's printed walks, not used here, name bpf/fp.bpf.c's format size */
+#define SW_FMT_FRAME_LEN 13
+#include "fp_walk.h"
+#include "task41.bpf.h"
+#include "cfi_maps.bpf.h"
+
+/*
+ * Search steps, fewer than 4.9+ take so that five frames fit: tables of
+ * at most 2^16 rows (a program has a few thousand, Debian 12's libc
+ * 28,000) and lists of at most 64 mappings.  A process or a table past
+ * them has its frames found by frame pointers, as one without tables.
+ */
+#define CFI41_STEPS	16
+#define CFI41_MAP_STEPS	6
+
+/* the end of x86_64 user space (47-bit), as gen/walker.py has it */
+#define CFI41_USER_MAX	SW_USER_MAX
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct sw_fp_uside);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+
+/*
+ * The walk's registers and the mapping it found last, in map memory: the
+ * BPF stack holds the key and little else, and the verifier knows nothing
+ * of values read from a map, so each frame's code is checked as one path
+ * and a few exits.  Indexed by CPU (thread_info.cpu): a kprobe's program
+ * runs with preemption off and never nests.
+ */
+struct cfi41_state {
+	__u64 pc, sp, bp, bp_ok;
+	__u64 proc;		/* the process's list (cfi_procs), as a number; 0: none */
+	__u64 rows;		/* cfi_rows' first row, as a number */
+	__u64 m_start, m_len, m_bias, m_first, m_count;
+	__u64 no_table;		/* a mapping whose file has no table yet */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cfi41_state);
+} cfi41_state SEC(".maps");
+
+/* 8 bytes at addr; 0 where unreadable (4.1's bpf_probe_read leaves them) */
+static __always_inline __u64 cfi41_read(__u64 addr, __u64 *tmp)
+{
+	*tmp = 0;
+	bpf_probe_read(tmp, 8, (void *)addr);
+	return *tmp;
+}
+
+#define CFI41_MAPS	__builtin_offsetof(struct sw_cfi_proc, maps)
+
+/*
+ * 8 bytes of a map's memory, which is always readable, through tmp: 4.1
+ * hands a helper only stack it has seen written
+ */
+static __always_inline __u64 cfi41_peek(__u64 addr, __u64 *tmp)
+{
+	bpf_probe_read(tmp, 8, (void *)addr);
+	return *tmp;
+}
+
+/*
+ * The frame's code has no branch but those that end the walk: 4.1's
+ * verifier prunes a path only where every register is as on one it saw,
+ * so each branch that rejoins with a constant in a register would double
+ * the paths through every frame after it.  So searches always run (a
+ * process's list is searched for each frame) and their outcomes are
+ * masks.
+ */
+
+/* all ones where v != 0 */
+static __always_inline __u64 cfi41_set(__u64 v)
+{
+	return ~sw_mask_eq(v, 0);
+}
+
+/* st->m_*: the mapping that holds pc, or m_len 0 for none: step 1 */
+static __always_inline void cfi41_map(struct cfi41_state *st, __u64 pc, __u64 *tmp)
+{
+	/* base: the address of the first mapping the search still holds */
+	__u64 p = st->proc, base = p + CFI41_MAPS, n, half, a, start, ok, fc;
+
+	n = cfi41_peek(p, tmp) & 0xffffffff;
+	ok = cfi41_set(p) & cfi41_set(n);
+	st->no_table |= ~sw_mask_lt(n, (1u << CFI41_MAP_STEPS) + 1) & ok & 1;
+	ok &= sw_mask_lt(n, (1u << CFI41_MAP_STEPS) + 1);
+	/* pc + 1 > a mapping's start, as a sign: it starts at or below pc */
+	pc++;
+#pragma unroll
+	for (int i = 0; i < CFI41_MAP_STEPS; i++) {
+		half = n >> 1;
+		a = cfi41_peek(base + half * sizeof(struct sw_cfi_map), tmp);
+		base += (half * sizeof(struct sw_cfi_map)) & sw_mask_lt(a, pc);
+		n -= half;
+	}
+	pc--;
+	start = cfi41_peek(base, tmp);
+	ok &= ~sw_mask_lt(pc, start);
+	a = cfi41_peek(base + 8, tmp);
+	ok &= sw_mask_lt(pc, a);
+	st->m_start = start;
+	st->m_len = (a - start) & ok;
+	st->m_bias = cfi41_peek(base + 16, tmp);
+	fc = cfi41_peek(base + 24, tmp);
+	st->m_first = fc & 0xffffffff;
+	st->m_count = fc >> 32;
+	st->no_table |= (sw_mask_eq(st->m_first, SW_CFI_UNTABLED) |
+			 ~sw_mask_lt(st->m_count, (1u << CFI41_STEPS) + 1)) & ok & 1;
+}
+
+/* a row's first 4 bytes: its pc */
+static __always_inline __u32 cfi41_peek_pc(__u64 addr, __u64 *tmp)
+{
+	bpf_probe_read(tmp, 4, (void *)addr);
+	return *(__u32 *)tmp;
+}
+
+/*
+ * The row for pc in st's mapping as its 8 bytes, or 0 (none, which is
+ * SW_CFI_NONE's): step 3
+ */
+static __always_inline __u64 cfi41_row(const struct cfi41_state *st, __u64 pc,
+				       __u64 *tmp)
+{
+	/* base: the address of the first row the search still holds */
+	__u64 base = st->rows + st->m_first * sizeof(struct sw_cfi_row),
+	      n = st->m_count, rel = pc - st->m_bias, half, r, ok;
+
+	ok = ~sw_mask_lt(pc, st->m_start) &
+	     sw_mask_lt(pc, st->m_start + st->m_len) &
+	     sw_mask_eq(rel >> 32, 0) & cfi41_set(n) &
+	     sw_mask_lt(n, (1u << CFI41_STEPS) + 1);
+	/* rel + 1 > a row's pc, as a sign: the row is at or before rel */
+	rel++;
+#pragma unroll
+	for (int i = 0; i < CFI41_STEPS; i++) {
+		half = n >> 1;
+		r = cfi41_peek_pc(base + half * sizeof(struct sw_cfi_row), tmp);
+		base += (half * sizeof(struct sw_cfi_row)) & sw_mask_lt(r, rel);
+		n -= half;
+	}
+	r = cfi41_peek(base, tmp);
+	return r & ok & sw_mask_lt(r & 0xffffffff, rel);
+}
+
+/*
+ * One frame, as cfi_step() takes it on 4.9+ (bpf/cfi.h, "Applying a
+ * row"), but for signal frames, which end the walk here (cut).  st moves
+ * to the caller, whose return address, tagged, goes to *out.  0 to go
+ * on, else the SW_STOP_* that ends the walk.  adj: pc is a return
+ * address (every frame but the first).  st->bp_ok is a mask.
+ */
+static __always_inline int cfi41_step(struct cfi41_state *st, const int adj,
+				      __u64 *tmp, __u64 *out)
+{
+	__u64 pc = st->pc - adj, r, kind, off, cfa, ra, sp, bp, none,
+	      from_bp, rbp, saved;
+	long err;
+
+	cfi41_map(st, pc, tmp);
+	r = cfi41_row(st, pc, tmp);
+	kind = (r >> 48) & 0xff;
+	if (kind == SW_CFI_END)
+		return SW_STOP_END;
+	if (kind >= SW_CFI_SIGNAL)
+		return SW_STOP_CUT;
+	none = sw_mask_eq(kind, SW_CFI_NONE);
+	from_bp = none | sw_mask_eq(kind, SW_CFI_RBP);
+	sp = st->sp;
+	bp = st->bp;
+	if (from_bp & ~st->bp_ok)
+		return SW_STOP_UNREADABLE;
+	/* no rule: a frame-pointer step, where _start's 0 %rbp ends it */
+	if (none & sw_mask_eq(bp, 0))
+		return SW_STOP_END;
+	/*
+	 * The row's rbp, sign-extended.  No PLT rows: a kernel event's pc
+	 * follows a syscall, and every other frame's a call, neither of
+	 * which a PLT entry holds; SW_CFI_PLT is taken as SW_CFI_RSP.
+	 */
+	rbp = (__u64)(__s64)(__s8)(r >> 56) & ~sw_mask_eq(kind, SW_CFI_PLT);
+	off = ((r >> 32) & 0xffff) * 8;
+	off = (off & ~none) | (16 & none);
+	rbp = (rbp & ~none) | (-2ULL & none);
+	cfa = ((bp & from_bp) | (sp & ~from_bp)) + off;
+	/* a caller's frame lies above its callee's (bpf/cfi.h) */
+	if (cfa <= sp)
+		return SW_STOP_CUT;
+	if (bpf_probe_read(tmp, 8, (void *)(cfa - 8)))
+		return SW_STOP_UNREADABLE;
+	ra = *tmp;
+	/* the caller's %rbp where this frame saved it (rbp < 0), or kept */
+	saved = (__u64)((__s64)rbp >> 63);
+	err = bpf_probe_read(tmp, 8, (void *)(cfa + rbp * 8));
+	if (~sw_mask_ok(err) & saved)
+		return SW_STOP_UNREADABLE;
+	st->bp = (*tmp & saved) | (bp & ~saved);
+	st->bp_ok = (st->bp_ok | saved) & ~sw_mask_eq(rbp, SW_CFI_RBP_LOST);
+	st->sp = cfa;
+	st->pc = ra;
+	if (!ra)
+		return SW_STOP_END;
+	if (ra >= CFI41_USER_MAX)
+		return SW_STOP_UNREADABLE;
+	*out = ra | (none & ((__u64)SW_HOW_FP << SW_HOW_SHIFT)) |
+	       (~none & ((__u64)SW_HOW_CFI << SW_HOW_SHIFT));
+	return 0;
+}
+
+/*
+ * The user's %rbp at kernel entry: the syscall fast path does not save
+ * it, but the first kernel function pushes it, right below its return
+ * into the entry code at the top of pt_regs (regs - 16).  Known where the
+ * probe fired on that function's first instruction (%rbp is still the
+ * user's), or inside it or on the first instruction of a function it
+ * calls (%rbp is its frame, regs - 16); elsewhere *ok is 0, and the walk
+ * goes on by rules that need no %rbp until a frame restores it (a kernel
+ * walk to find it does not fit beside five CFI frames).
+ */
+static __always_inline __u64 cfi41_user_bp(struct pt_regs *ctx, __u64 regs,
+					   __u64 *tmp, __u64 *ok)
+{
+	__u64 at_entry = sw_mask_eq(PT_REGS_SP(ctx), regs - 8),
+	      in_first = sw_mask_eq(PT_REGS_FP(ctx), regs - 16) & ~at_entry;
+
+	*ok = (at_entry | in_first) & 1;
+	return (PT_REGS_FP(ctx) & at_entry) | (cfi41_read(regs - 16, tmp) & in_first);
+}
+
+/* kprobe, user frames only (-U): CFI frames, then frame-pointer steps */
+SEC("kprobe")
+int cfi41_kprobe_u(struct pt_regs *ctx)
+{
+	__u64 id, regs, bp_ok = 0, bp, tmp = 0;
+	struct sw_fp_uside key = {};
+	struct cfi41_state *st;
+	struct sw_config *cfg;
+	__u32 cpu, tgid, zero = 0;
+	void *v;
+	int stop;
+
+	cfg = sw_filter(0, SW_LINEAR, &id);
+	if (!cfg)
+		return 0;
+	cpu = fp_cpu41(PT_REGS_SP(ctx), cfg->thread_size, cfg->ti_cpu_off, &tmp);
+	if ((cpu ^ cfg->cpu) & cfg->cpu_mask)
+		return 0;
+	id = fp_task41(cfg, PT_REGS_SP(ctx), &key.h, &tmp, 0);
+	if (((id >> 32) ^ cfg->tgid) & cfg->tgid_mask)
+		return 0;
+	regs = sw_user_regs(cfg, PT_REGS_SP(ctx));
+	if (cfi41_read(regs + SW_PT_REGS_CS, &tmp) != SW_USER_CS) {
+		key.h.ustop = SW_STOP_NO_USER;
+		goto done;
+	}
+	bp = cfi41_user_bp(ctx, regs, &tmp, &bp_ok);
+	st = bpf_map_lookup_elem(&cfi41_state, &cpu);
+	if (!st)
+		return 0;
+	st->pc = cfi41_read(regs + SW_PT_REGS_IP, &tmp);
+	st->sp = cfi41_read(regs + SW_PT_REGS_SP, &tmp);
+	st->bp = bp;
+	st->bp_ok = -bp_ok;
+	st->m_len = 0;
+	st->no_table = 0;
+	st->proc = 0;
+	tgid = id >> 32;
+	v = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	if (v)
+		st->proc = sw_ptr_value(v);
+	st->rows = 0;
+	v = bpf_map_lookup_elem(&cfi_rows, &zero);
+	if (v)
+		st->rows = sw_ptr_value(v);
+	key.uip[0] = st->pc;
+#pragma unroll
+	for (int i = 0; i < SW_CFI41_FRAMES; i++) {
+		stop = cfi41_step(st, i > 0, &tmp, &key.uip[i + 1]);
+		if (stop) {
+			key.h.ustop = stop;
+			goto tables;
+		}
+	}
+	if (!st->bp_ok) {
+		key.h.ustop = SW_STOP_UNREADABLE;
+		goto tables;
+	}
+	sw_fp_uwalk_cfi41(&key, st->bp, &tmp);
+tables:
+	/* a process or a file without tables: its frames by frame pointers */
+	if (!st->proc || st->no_table) {
+		key.h.ustop = SW_STOP_NO_TABLE;
+		sw_lost(SW_LOST_NO_TABLE);
+	}
+done:
+	sw_count(&counts, &key);
+	return 0;
+}
+
+/*
+ * A process's list goes when it runs exec (setup_new_exec: its old image
+ * is gone) or its main thread exits (do_exit), so that no image, nor a
+ * later process given its pid, walks by another's tables: 4.1 has no
+ * tracepoint programs, by which 4.9+ see both.  Either is its main thread
+ * (exec makes the thread that runs it the main one).
+ */
+SEC("kprobe")
+int cfi41_drop(struct pt_regs *ctx)
+{
+	struct sw_key_hdr h = {};
+	struct sw_config *cfg;
+	__u64 id, tmp = 0;
+	__u32 tgid;
+
+	cfg = sw_filter(0, SW_LINEAR, &id);
+	if (!cfg)
+		return 0;
+	id = fp_task41(cfg, PT_REGS_SP(ctx), &h, &tmp, 0);
+	tgid = id >> 32;
+	if (tgid && tgid == (__u32)id)
+		bpf_map_delete_elem(&cfi_procs, &tgid);
+	return 0;
+}
+
+SW_FOLLOW_PROGRAMS()

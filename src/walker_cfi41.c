@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The cfi walker on 4.1 (bpf/cfi41.bpf.c): no tail calls there, so one
+ * program takes a kernel event's user frames, the first few by the
+ * unwind tables the frontend loads (src/unwind.c, as on 4.9+), the rest
+ * by frame pointers, each tagged with how it was found.  The kernel walk
+ * does not fit beside it: user frames only.  Its key is the fp walker's
+ * user side (struct sw_fp_uside).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "walker_int.h"
+#include "cfi.h"
+#include "fp_key.h"
+#include "cfi41.skel.h"
+
+#define CFI41_STR_(x) #x
+#define CFI41_STR(x) CFI41_STR_(x)
+
+static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *n,
+			 char *msg, size_t len)
+{
+	if (!f->bpf)
+		return walkers_refused(&walker_cfi41, "this kernel refuses BPF "
+				       "programs (CONFIG_BPF_EVENTS, or run as root)",
+				       msg, len);
+	/* in general, auto's pick is the fp walker's: it walks both sides */
+	if (!n)
+		return walkers_refused(&walker_cfi41, "it walks only what -U "
+				       "asks of kprobes", msg, len);
+	if (!n->kernel_event || n->tracepoint)
+		return walkers_refused(&walker_cfi41, "on 4.1 it walks the user "
+				       "frames of kprobes only", msg, len);
+	if (!n->ustack)
+		return walkers_refused(&walker_cfi41, "it unwinds user frames, and "
+				       "this run records none", msg, len);
+	if (n->kstack || n->explain || n->events)
+		return walkers_refused(&walker_cfi41, "on 4.1 (no tail calls) its "
+				       "one program holds no kernel walk beside the "
+				       "CFI frames, and counts only: stackcount -U",
+				       msg, len);
+	return false;
+}
+
+static const char *cfi41_why(const struct sw_features *f, const struct walker_need *n)
+{
+	(void)f;
+	(void)n;
+	return "no tail calls (4.1): user frames only, the first "
+	       CFI41_STR(SW_CFI41_FRAMES) " callers from unwind tables, then "
+	       "frame pointers";
+}
+
+static int cfi41_open(struct walker *w)
+{
+	struct cfi41_bpf *s = cfi41_bpf__open();
+
+	if (!s)
+		return -errno;
+	WALKER_COMMON(w, s);
+	w->counts[w->ncounts++] = s->maps.counts;
+	w->cfi_rows = s->maps.cfi_rows;
+	w->cfi_procs = s->maps.cfi_procs;
+	bpf_map__set_max_entries(w->cfi_rows, cfi_rows_in(w->o.unwind_mb));
+	/* 4.1 takes no map flags, and allocates each element as the flag asks */
+	bpf_map__set_map_flags(w->cfi_procs, 0);
+	bpf_map__set_max_entries(s->maps.cfi41_state, libbpf_num_possible_cpus());
+	/* 4.1 has neither map type: their programs are not loaded here */
+	bpf_map__set_autocreate(s->maps.events, false);
+	return 0;
+}
+
+static void cfi41_destroy(struct walker *w)
+{
+	cfi41_bpf__destroy(w->skel);
+}
+
+static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
+				      bool uentry)
+{
+	const struct cfi41_bpf *s = w->skel;
+
+	(void)uentry;
+	return role == SW_ROLE_KPROBE && w->o.sink == SINK_COUNT ?
+	       s->progs.cfi41_kprobe_u : NULL;
+}
+
+static void cfi41_choose(struct walker *w)
+{
+	const struct cfi41_bpf *s = w->skel;
+
+	walker_want(w, s->progs.cfi41_drop, true);
+}
+
+/* a process's list dropped at exec and at its exit (bpf/cfi41.bpf.c) */
+static int cfi41_attach(struct walker *w)
+{
+	const struct cfi41_bpf *s = w->skel;
+	static const char *const fns[] = { "setup_new_exec", "do_exit" };
+	struct sw_probe_spec spec = { .kind = SW_PROBE_KPROBE };
+	int err = 0;
+
+	for (size_t i = 0; i < 2 && !err; i++) {
+		spec.func = fns[i];
+		err = walker_attach_spec(w, bpf_program__fd(s->progs.cfi41_drop), &spec);
+	}
+	return err;
+}
+
+/*
+ * Past the frames the tables gave, each a frame-pointer step: tagged so
+ * here, where the key has no room for it (the first is where the event
+ * fired).  Such a step may read a word that is no user address (a
+ * %rbp that was not a frame pointer): the walk ends before it, as the
+ * cfi walk's own steps end, unreadable.
+ */
+static void cfi41_key_frames(struct walker *w, const void *key, bool counted,
+			     struct key_frames *f)
+{
+	const struct sw_fp_uside *k = key;
+
+	(void)w;
+	(void)counted;
+	f->h = &k->h;
+	f->k = f->kbuf;
+	f->nk = 0;
+	f->nu = walker_nframes(k->uip, SW_FP_UDEPTH);
+	for (size_t i = 0; i < f->nu; i++) {
+		if (i > SW_CFI41_FRAMES && k->uip[i] >= SW_USER_MAX) {
+			f->hbuf = k->h;
+			f->hbuf.ustop = SW_STOP_UNREADABLE;
+			f->h = &f->hbuf;
+			f->nu = i;
+			break;
+		}
+		f->ubuf[i] = k->uip[i] | (i > SW_CFI41_FRAMES ?
+					  (__u64)SW_HOW_FP << SW_HOW_SHIFT : 0);
+	}
+	f->u = f->ubuf;
+}
+
+const struct walker_desc walker_cfi41 = {
+	.kind = SW_WALKER_CFI,
+	.name = "cfi",
+	.only_41 = true,
+	.refuse = cfi41_refuse,
+	.why = cfi41_why,
+	.open = cfi41_open,
+	.destroy = cfi41_destroy,
+	.prog = cfi41_prog,
+	.choose = cfi41_choose,
+	.attach = cfi41_attach,
+	.key_frames = cfi41_key_frames,
+};
