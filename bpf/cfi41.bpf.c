@@ -16,6 +16,8 @@
 #define SW_FMT_FRAME_LEN 13
 #include "fp_walk.h"
 #include "task41.bpf.h"
+/* 4.1 takes no map flags (bpf/cfi_maps.bpf.h) */
+#define SW_CFI_PROCS_FLAGS	0
 #include "cfi_maps.bpf.h"
 
 /*
@@ -37,9 +39,8 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
-
 /*
- * The walk's registers and the mapping it found last, in map memory: the
+ * The walk's registers and the mapping of the frame at hand, in map memory: the
  * BPF stack holds the key and little else, and the verifier knows nothing
  * of values read from a map, so each frame's code is checked as one path
  * and a few exits.  Indexed by CPU (thread_info.cpu): a kprobe's program
@@ -50,7 +51,8 @@ struct cfi41_state {
 	__u64 proc;		/* the process's list (cfi_procs), as a number; 0: none */
 	__u64 rows;		/* cfi_rows' first row, as a number */
 	__u64 m_start, m_len, m_bias, m_first, m_count;
-	__u64 no_table;		/* a mapping whose file has no table yet */
+	/* a mapping whose file has no table yet, or past the searches */
+	__u64 no_table;
 };
 
 struct {
@@ -60,7 +62,7 @@ struct {
 	__type(value, struct cfi41_state);
 } cfi41_state SEC(".maps");
 
-/* 8 bytes at addr; 0 where unreadable (4.1's bpf_probe_read leaves them) */
+/* 8 bytes at addr; 0 where unreadable (4.1's bpf_probe_read clears nothing) */
 static __always_inline __u64 cfi41_read(__u64 addr, __u64 *tmp)
 {
 	*tmp = 0;
@@ -263,7 +265,9 @@ int cfi41_kprobe_u(struct pt_regs *ctx)
 	cfg = sw_filter(0, SW_LINEAR, &id);
 	if (!cfg)
 		return 0;
-	cpu = fp_cpu41(PT_REGS_SP(ctx), cfg->thread_size, cfg->ti_cpu_off, &tmp);
+	/* thread_info.cpu not found: one CPU (src/walker_cfi41.c refuses more) */
+	cpu = fp_cpu41(PT_REGS_SP(ctx), cfg->thread_size, cfg->ti_cpu_off, &tmp) &
+	      -(__u32)(cfg->ti_cpu_off != 0);
 	if ((cpu ^ cfg->cpu) & cfg->cpu_mask)
 		return 0;
 	id = fp_task41(cfg, PT_REGS_SP(ctx), &key.h, &tmp, 0);
@@ -282,7 +286,6 @@ int cfi41_kprobe_u(struct pt_regs *ctx)
 	st->sp = cfi41_read(regs + SW_PT_REGS_SP, &tmp);
 	st->bp = bp;
 	st->bp_ok = -bp_ok;
-	st->m_len = 0;
 	st->no_table = 0;
 	st->proc = 0;
 	tgid = id >> 32;

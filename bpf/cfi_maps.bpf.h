@@ -19,12 +19,16 @@ struct {
 /*
  * Not preallocated: a value replaced while a walk reads it is freed after
  * an RCU grace period, never handed straight to the next update (the
- * frontend replaces a process's list when it maps more).
+ * frontend replaces a process's list when it maps more).  4.1 takes no
+ * flag, and allocates each element so: bpf/cfi41.bpf.c sets them 0.
  */
+#ifndef SW_CFI_PROCS_FLAGS
+#define SW_CFI_PROCS_FLAGS	BPF_F_NO_PREALLOC
+#endif
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SW_CFI_PROCS_MAX);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(map_flags, SW_CFI_PROCS_FLAGS);
 	__type(key, __u32);
 	__type(value, struct sw_cfi_proc);
 } cfi_procs SEC(".maps");

@@ -284,6 +284,8 @@ static int plan(struct session *s)
 	need.ustack = wo->ustack;
 	need.explain = o->sink == SINK_EXPLAIN;
 	need.events = o->sink != SINK_COUNT;
+	need.no_cpu = !f->helper_cpu && !wo->task41.cpu &&
+		      libbpf_num_possible_cpus() > 1;
 	if (kind == SW_WALKER_AUTO) {
 		d = walkers_pick(f, &need, NULL, &s->why, err, sizeof(err));
 		if (!d)

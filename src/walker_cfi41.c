@@ -8,7 +8,6 @@
  * user side (struct sw_fp_uside).
  */
 #include <errno.h>
-#include <stdio.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "walker_int.h"
@@ -36,6 +35,11 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 	if (!n->ustack)
 		return walkers_refused(&walker_cfi41, "it unwinds user frames, and "
 				       "this run records none", msg, len);
+	if (n->no_cpu)
+		return walkers_refused(&walker_cfi41, "it keeps each walk's state "
+				       "by CPU, and where thread_info keeps the "
+				       "CPU was not found (it is measured on two "
+				       "CPUs)", msg, len);
 	if (n->kstack || n->explain || n->events)
 		return walkers_refused(&walker_cfi41, "on 4.1 (no tail calls) its "
 				       "one program holds no kernel walk beside the "
@@ -64,10 +68,8 @@ static int cfi41_open(struct walker *w)
 	w->cfi_rows = s->maps.cfi_rows;
 	w->cfi_procs = s->maps.cfi_procs;
 	bpf_map__set_max_entries(w->cfi_rows, cfi_rows_in(w->o.unwind_mb));
-	/* 4.1 takes no map flags, and allocates each element as the flag asks */
-	bpf_map__set_map_flags(w->cfi_procs, 0);
 	bpf_map__set_max_entries(s->maps.cfi41_state, libbpf_num_possible_cpus());
-	/* 4.1 has neither map type: their programs are not loaded here */
+	/* no perf event arrays before 4.3: nothing here sends events */
 	bpf_map__set_autocreate(s->maps.events, false);
 	return 0;
 }

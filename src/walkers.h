@@ -33,6 +33,8 @@ struct walker_need {
 	bool kstack, ustack;
 	bool explain;		/* stacksnoop --explain */
 	bool events;		/* stacksnoop: each event sent, not counted */
+	/* 4.1: an event's CPU not known (measured on two CPUs), and more than one */
+	bool no_cpu;
 };
 
 struct walker;

@@ -41,6 +41,28 @@ spill a map value stored to the stack before its NULL check
 EOF2
 }
 
+# 4.1's cfi walk (bpf/cfi41.bpf.c) is checked for all but the walk, which
+# only the VM tests' real 4.1 counts (its pruning is not modelled here)
+@test "the 4.1 cfi walker fits every 4.1 limit but the walk's" {
+	run "$LIMITS" --pruned "$TOP/build/bpf/cfi41.bpf.o"
+	[ "$status" -eq 0 ]
+	for p in cfi41_kprobe_u cfi41_drop; do
+		echo "$output" | grep -q ": $p: .* insns, "
+	done
+	run "$LIMITS" --pruned "$FX/walk.bpf.o"
+	[ "$status" -eq 0 ]
+	while read -r fx msg; do
+		run "$LIMITS" --pruned "$FX/$fx.bpf.o"
+		echo "$fx: $output"
+		[ "$status" -eq 1 ]
+		echo "$output" | grep -q -- "$msg"
+	done <<'EOF2'
+long [0-9]* instructions, 4.x allows 4096
+spill a map value stored to the stack before its NULL check
+stack 600 bytes of stack, 4.x allows 512
+EOF2
+}
+
 # make -o keeps the planted object: the check itself must stop the build.
 # FIXTURE MESSAGE PASSING WALKER: the build of WALKER's object as FIXTURE
 # fails saying MESSAGE, and as PASSING goes through.
@@ -64,12 +86,14 @@ build_refuses() {
 }
 
 # The cfi walk's programs, and getstack's, 4.18-5.1 load only within
-# 4,096 instructions each (loops are theirs to take).
-@test "the build refuses a 4.18+ walker program over 4,096 instructions" {
+# 4,096 instructions each (loops are theirs to take); 4.1's cfi walk too.
+@test "the build refuses a 4.18+ walker program, or 4.1's cfi walk, over 4,096 instructions" {
 	build_refuses "$FX/long.bpf.o" "/cfi.bpf.o: prog: 6303 instructions, 4.x allows 4096" \
 		"$FX/loop.bpf.o" cfi
 	build_refuses "$FX/long.bpf.o" "/getstack.bpf.o: prog: 6303 instructions, 4.x allows 4096" \
 		"$FX/loop.bpf.o" getstack
+	build_refuses "$FX/long.bpf.o" "/cfi41.bpf.o: prog: 6303 instructions, 4.x allows 4096" \
+		"$FX/walk.bpf.o" cfi41
 }
 
 # Forced legacy mode: the fp object, attached through tracefs probe events
