@@ -771,6 +771,49 @@ EOF
 		expect /tmp/t.out.err
 }
 
+# Two processes whose maps the tool read, released together, 6,000 calls
+# each on two CPUs: each walk's state is its CPU's, so every stack is
+# whole to _start and under its own process.  They live on until the
+# output is printed: 4.1 has no hook to keep the maps of a process that
+# was running before the tool and has exited.
+cfi_race_41() {
+	rm -f /tmp/r41.a /tmp/r41.b /tmp/r41.out
+	mkfifo /tmp/r41.a /tmp/r41.b /tmp/r41.out
+	./sysc 2000 /tmp/r41.a /tmp/r41.out & A=$!
+	./sysc 2000 /tmp/r41.b /tmp/r41.out & B=$!
+	exec 8> /tmp/r41.a 9> /tmp/r41.b
+	bg $SC /tmp/r41 '^Tracing' -U -P $GETPPID || return 1
+	printf x >&8
+	printf x >&9
+	head -c 2 /tmp/r41.out > /dev/null
+	bg_stop /tmp/r41
+	st=$?
+	printf x >&8
+	printf x >&9
+	exec 8>&- 9>&-
+	wait $A && wait $B && [ $st -eq 0 ] || return 1
+	U='main __libc_start_call_main __libc_start_main _start'
+	for p in $A $B; do
+		for f in "from_a 2000" "from_b 4000"; do
+			set -- $f
+			printf '  raw_getppid\n  %s\n' $1
+			printf '  %s\n' $U
+			printf '    sysc [%s]\n    %s\n\n' $p $2
+		done
+	done > /tmp/r41.want
+	awk -v a="$A" -v b="$B" 'BEGIN { RS = ""; ORS = "\n\n" }
+		index($0, "sysc [" a "]") || index($0, "sysc [" b "]")' /tmp/r41.raw |
+		sort_blocks > /tmp/r41.got
+	sort_blocks < /tmp/r41.want | expect /tmp/r41.got || return 1
+	expect /tmp/r41.err < /dev/null
+}
+
+# sort_blocks: blank-line separated blocks in a fixed order
+sort_blocks() {
+	awk 'BEGIN { RS = "" } { gsub(/\n/, "\001"); print }' | sort |
+		awk '{ gsub(/\001/, "\n"); print; print "" }'
+}
+
 # A process that came after the tool read every process's maps (4.1 has
 # no hook to see it come): its frames by frame pointers, counted and said
 cfi_untabled_41() {
@@ -1233,6 +1276,7 @@ else
 	t "4.1, cfi: a kprobe's -U, five callers by CFI: every caller to _start, static and dynamic, -O2 without frame pointers too" cfi_callers_41
 	t "4.1, cfi: -v tags each frame: registers, CFI, then frame pointers" cfi_tags_41
 	t "4.1, cfi: a process started after the tool: frame pointers, counted and said" cfi_untabled_41
+	t "4.1, cfi: two processes at one probe on two CPUs, their walks apart" cfi_race_41
 fi
 t "-D: ends by itself" opt_D
 

@@ -10,8 +10,16 @@
  * kernel event would lose its caller there; here every user frame of a
  * kprobe or tracepoint inside the syscall is known, and from_a and from_b
  * differ only in the frame behind raw_getppid.
+ *
+ * sysc N IN [OUT]: the same once a byte has been read from the FIFO IN,
+ * so that a tracer may read its maps first and two processes may start
+ * together; then, with OUT, a byte written to the FIFO OUT says the calls
+ * are done, and it exits on a second byte from IN (alive while a tracer
+ * names its frames).
  */
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <sys/syscall.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -37,11 +45,23 @@ NOINLINE void from_b(void)
 
 int main(int argc, char **argv)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 1;
+	int n = argc > 1 ? atoi(argv[1]) : 1, in = -1, out;
+	char c = 0;
+
+	if (argc > 2) {
+		in = open(argv[2], O_RDONLY);
+		if (in < 0 || read(in, &c, 1) != 1)
+			return 1;
+	}
 
 	for (int i = 0; i < n; i++)
 		from_a();
 	for (int i = 0; i < 2 * n; i++)
 		from_b();
+	if (argc > 3) {
+		out = open(argv[3], O_WRONLY);
+		if (out < 0 || write(out, &c, 1) != 1 || read(in, &c, 1) != 1)
+			return 1;
+	}
 	return 0;
 }
