@@ -814,11 +814,14 @@ sort_blocks() {
 		awk '{ gsub(/\001/, "\n"); print; print "" }'
 }
 
-# A process that came after the tool read every process's maps (4.1 has
-# no hook to see it come): its frames by frame pointers, counted and said
+# A process that came after the tool read every process's maps, and ran
+# while the tool was stopped (so before it could read them as the kernel
+# reported them): its frames by frame pointers, counted and said
 cfi_untabled_41() {
 	bg $SC /tmp/un '^Tracing' -P -U $GETPPID || return 1
+	kill -STOP $BG
 	./cfipaths_o2
+	kill -CONT $BG
 	bg_stop /tmp/un || return 1
 	proc_blocks /tmp/un cfipaths_o2 > /tmp/un.m
 	printf '  syscall\n    cfipaths_o2 [PID]\n    11\n\n' | expect /tmp/un.m || return 1
@@ -1057,12 +1060,15 @@ opt_p_41() {
 	held_sysc
 	bg $SC /tmp/p41 '^Tracing' -U -p $HELD $GETPPID || return 1
 	./sysc 1	# another process's calls: not counted
+	kill -STOP $BG
 	release_sysc
+	kill -CONT $BG
 	bg_stop /tmp/p41 || return 1
 	upto_main /tmp/p41 > /tmp/p41.m
 	sysc_user $GETPPID 1 | expect /tmp/p41.m || return 1
 	# -U takes the cfi walker: the list read of the shell went at its
-	# exec, and sysc's frames are frame-pointer steps, said
+	# exec, and sysc ran while the tool, stopped, could not read its new
+	# maps: its frames are frame-pointer steps, said
 	echo "the user frames of 3 events were found by frame pointers where unwind tables were not loaded yet (a process, or a library, that came after its maps were read), so callers of code without frame pointers may be missing or wrong" |
 		expect /tmp/p41.err
 }
