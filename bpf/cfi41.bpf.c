@@ -29,9 +29,6 @@
 #define CFI41_STEPS	16
 #define CFI41_MAP_STEPS	6
 
-/* the end of x86_64 user space (47-bit), as gen/walker.py has it */
-#define CFI41_USER_MAX	SW_USER_MAX
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -223,7 +220,7 @@ static __always_inline int cfi41_step(struct cfi41_state *st, const int adj,
 	st->pc = ra;
 	if (!ra)
 		return SW_STOP_END;
-	if (ra >= CFI41_USER_MAX)
+	if (ra >= SW_USER_MAX)
 		return SW_STOP_UNREADABLE;
 	*out = ra | (none & ((__u64)SW_HOW_FP << SW_HOW_SHIFT)) |
 	       (~none & ((__u64)SW_HOW_CFI << SW_HOW_SHIFT));
