@@ -1007,6 +1007,10 @@ enum session_wake session_wait(struct session *s, long long at_ms, int fd)
 			if (due >= 0 && (wake < 0 || due < wake))
 				wake = due;
 		}
+		/* records the sideband held to keep their order */
+		if (s->sb && sideband_holding(s->sb) &&
+		    (wake < 0 || now + SIDEBAND_HOLD_MS < wake))
+			wake = now + SIDEBAND_HOLD_MS;
 		timeout = wake < 0 ? -1 : wake > now ? (int)(wake - now) : 0;
 		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
 			return WAKE_END;

@@ -49,10 +49,12 @@ struct sideband {
 	pthread_t thread;
 	bool threaded;
 	int stop[2];
+	/* records copied out and not yet applied, some held from a drain */
 	char *scratch;
 	size_t scratch_len, scratch_cap;
 	struct rec *recs;
 	size_t nr_recs, recs_cap;
+	uint64_t seen;		/* the latest time of any record copied */
 };
 
 /* Record bodies as the kernel writes them; sample_id trails each. */
@@ -92,6 +94,9 @@ struct rec_lost {
 
 /* A drain's copies beyond this are freed after it, not kept for the next. */
 #define SCRATCH_KEEP (256u << 10)
+
+/* Passes over the rings in one drain while records keep coming. */
+#define MAX_PASSES 8
 
 /* sample_type TID|TIME with sample_id_all: { u32 pid, tid; u64 time; } */
 #define SAMPLE_ID_SIZE 16
@@ -335,6 +340,8 @@ static int copy_ring(struct sideband *sb, struct ring *r)
 		rec->time = 0;
 		if (h.size >= sizeof(h) + SAMPLE_ID_SIZE)
 			memcpy(&rec->time, dst + h.size - 8, 8);
+		if (rec->time > sb->seen)
+			sb->seen = rec->time;
 		/* keep records 8-byte aligned for the casts in apply() */
 		sb->scratch_len += (h.size + 7) & ~7ul;
 		tail += h.size;
@@ -454,30 +461,100 @@ static int apply(struct sideband *sb, const struct perf_event_header *h)
 	}
 }
 
+/* One pass over every ring: how many records it copied, or -errno. */
+static long copy_rings(struct sideband *sb)
+{
+	size_t before = sb->nr_recs;
+	int i, err = 0;
+
+	for (i = 0; !err && i < sb->nr; i++) {
+		err = copy_ring(sb, &sb->rings[i]);
+#ifdef SIDEBAND_TEST_HOOK
+		sideband_test_hook(i);
+#endif
+	}
+	return err ? err : (long)(sb->nr_recs - before);
+}
+
+/* Keeps recs[from..] for the next drain, in a buffer of their own. */
+static int hold(struct sideband *sb, size_t from)
+{
+	size_t i, len = 0, n = sb->nr_recs - from;
+	char *buf = NULL;
+
+	for (i = from; i < sb->nr_recs; i++)
+		len += (((const struct perf_event_header *)
+			 (sb->scratch + sb->recs[i].off))->size + 7) & ~7ul;
+	if (len && !(buf = malloc(len)))
+		return -ENOMEM;
+	len = 0;
+	for (i = 0; i < n; i++) {
+		struct rec *r = &sb->recs[from + i];
+		const struct perf_event_header *h =
+			(const void *)(sb->scratch + r->off);
+		size_t size = (h->size + 7) & ~7ul;
+
+		memcpy(buf + len, h, size);
+		sb->recs[i] = (struct rec){ .time = r->time, .off = len, .seq = i };
+		len += size;
+	}
+	free(sb->scratch);
+	sb->scratch = buf;
+	sb->scratch_len = sb->scratch_cap = len;
+	sb->nr_recs = n;
+	if (!n) {
+		free(sb->recs);
+		sb->recs = NULL;
+		sb->recs_cap = 0;
+	}
+	return 0;
+}
+
+/*
+ * A record not yet in its ring when a pass copied that ring is later than
+ * every record copied by an earlier pass (it was written after them), but
+ * not than those this pass copied from other rings: a fork on one CPU can
+ * come a drain after its parent's exec on another, and its child would
+ * take the new image's mappings for its own.  So records newer than the
+ * last pass but one wait, as perf's rounds do, unless a pass finds
+ * nothing new: then all that was written is in hand.
+ */
 int sideband_drain(struct sideband *sb)
 {
+	uint64_t bound = sb->seen;
+	long got = 0;
 	size_t i;
-	int err = 0, n;
+	int pass, err = 0;
 
-	sb->scratch_len = 0;
-	sb->nr_recs = 0;
 	procs_next_round(sb->procs);
-	for (i = 0; !err && i < (size_t)sb->nr; i++)
-		err = copy_ring(sb, &sb->rings[i]);
+	for (pass = 0; pass < MAX_PASSES; pass++) {
+		bound = sb->seen;
+		got = copy_rings(sb);
+		if (got <= 0)
+			break;
+	}
+	if (got < 0)
+		err = (int)got;
+	else if (!got)
+		bound = sb->seen;
 	/* a fork on one CPU must land before the child's exec on another */
 	qsort(sb->recs, sb->nr_recs, sizeof(*sb->recs), cmp_rec);
-	for (i = 0; !err && i < sb->nr_recs; i++)
+	for (i = 0; !err && i < sb->nr_recs && sb->recs[i].time <= bound; i++)
 		err = apply(sb, (const void *)(sb->scratch + sb->recs[i].off));
-	n = (int)i;
 	/* a burst's copy is not kept for the rest of the run */
-	if (sb->scratch_cap > SCRATCH_KEEP) {
-		free(sb->scratch);
-		free(sb->recs);
-		sb->scratch = NULL;
-		sb->recs = NULL;
-		sb->scratch_cap = sb->recs_cap = 0;
-	}
-	return err ? err : n;
+	if (!err && (i < sb->nr_recs || sb->scratch_cap > SCRATCH_KEEP))
+		err = hold(sb, i);
+	else
+		sb->scratch_len = sb->nr_recs = 0;
+	/* out of memory: what was not applied is lost, not applied twice */
+	if (err)
+		sb->scratch_len = sb->nr_recs = 0;
+	return err ? err : (int)i;
+}
+
+bool sideband_holding(const struct sideband *sb)
+{
+	return sb->nr_recs > 0;
 }
 
 static void *drainer(void *arg)
@@ -492,7 +569,9 @@ static void *drainer(void *arg)
 	for (i = 0; i < sb->nr; i++)
 		pfd[i + 1] = (struct pollfd){ .fd = sb->fds[i], .events = POLLIN };
 	while (!pfd[0].revents) {
-		if (poll(pfd, sb->nr + 1, -1) < 0 && errno != EINTR)
+		/* records held for order are applied soon even if none follow */
+		if (poll(pfd, sb->nr + 1, sideband_holding(sb) ? SIDEBAND_HOLD_MS : -1) < 0 &&
+		    errno != EINTR)
 			break;
 		if (sideband_drain(sb) < 0)
 			break;

@@ -10,6 +10,7 @@
 #ifndef SW_SIDEBAND_H
 #define SW_SIDEBAND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct procs;
@@ -30,10 +31,15 @@ void sideband_free(struct sideband *sb);
 int sideband_fds(const struct sideband *sb, const int **fds);
 
 /*
- * Applies every complete record now in the buffers to procs, in time order
- * across CPUs.  Returns the number of records applied or a negative errno.
+ * Applies the complete records now in the buffers to procs, in time order
+ * across CPUs.  Records that came while it read, and may yet be preceded
+ * by others not written when it read their CPU's buffer, are held for the
+ * next drain (sideband_holding): drain again within SIDEBAND_HOLD_MS then.
+ * Returns the number of records applied or a negative errno.
  */
 int sideband_drain(struct sideband *sb);
+bool sideband_holding(const struct sideband *sb);
+#define SIDEBAND_HOLD_MS 10
 
 /*
  * fn hears of each new executable mapping as it is applied, while the
@@ -50,6 +56,11 @@ void sideband_on_map(struct sideband *sb, sideband_map_fn fn, void *ctx);
  */
 int sideband_background(struct sideband *sb);
 void sideband_background_stop(struct sideband *sb);
+
+#ifdef SIDEBAND_TEST_HOOK
+/* tests/unit/test_syms.c: records written between two rings' copies */
+void sideband_test_hook(int ring);
+#endif
 
 /* Records the kernel dropped because a buffer was full, so far. */
 uint64_t sideband_lost(const struct sideband *sb);

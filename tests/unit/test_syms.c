@@ -129,6 +129,7 @@ int main(int argc, char **argv)
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -889,6 +890,132 @@ out:
 	procs_free(p);
 }
 
+/*
+ * A fork on CPU 0, then its parent's exec on CPU 1, both written after one
+ * drain copied CPU 0's ring and before it copied CPU 1's: the exec comes
+ * a drain before the fork.  The child must still get the image it forked
+ * with, not the one its parent ran next.
+ */
+struct reorder {
+	int go;		/* a byte: the parent forks, moves to CPU 1, execs */
+	FILE *out;	/* the child's pid, then the fixture's addresses */
+	pid_t child;
+	struct child exec;
+	bool armed, done;
+};
+
+/* sideband_test_hook has no context: the one test that arms it sets this */
+static struct reorder *reorder_now;
+
+void sideband_test_hook(int ring)
+{
+	struct reorder *r = reorder_now;
+	int child;
+
+	if (!r || !r->armed || r->done || ring != 0)
+		return;
+	r->done = true;
+	if (write(r->go, "g", 1) != 1 || fscanf(r->out, "%d", &child) != 1 ||
+	    fscanf(r->out, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64,
+		   &r->exec.alpha, &r->exec.zv, &r->exec.asm_a,
+		   &r->exec.asm_c) != 4)
+		return;
+	r->child = child;
+}
+
+static void on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		_exit(126);
+}
+
+static void test_fork_exec_order(const char *path)
+{
+	int go[2], out[2], in[2], hold[2], n;
+	struct reorder r = { .go = -1 };
+	struct procs *p = NULL;
+	cpu_set_t cpus;
+	struct sideband *sb = NULL;
+	const struct proc_map *m;
+	char self[PATH_MAX];
+	pid_t pid;
+
+	printf("# sideband: a fork heard a drain after its parent's exec\n");
+	/* the first ring is CPU 0's, the first online */
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) || !CPU_ISSET(0, &cpus) ||
+	    !CPU_ISSET(1, &cpus)) {
+		printf("#   skipped: needs CPUs 0 and 1\n");
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	if (procs_new(&p) || sideband_open(p, &sb, 0) ||
+	    procs_load(p, getpid()) || pipe2(go, O_CLOEXEC) ||
+	    pipe2(out, O_CLOEXEC) || pipe2(in, O_CLOEXEC) ||
+	    pipe2(hold, O_CLOEXEC)) {
+		CHECK(0, "setup");
+		goto out;
+	}
+	pid = fork();
+	if (!pid) {
+		char c;
+
+		on_cpu(0);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		pid = fork();
+		if (!pid) {
+			/* lives on, in the image it forked with, till told */
+			close(hold[1]);
+			_exit(read(hold[0], &c, 1) < 0);
+		}
+		dprintf(out[1], "%d\n", pid);
+		on_cpu(1);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	close(out[1]);
+	close(in[0]);
+	r.go = go[1];
+	r.out = fdopen(out[0], "r");
+	CHECK(pid > 0 && r.out, "start");
+	if (pid < 0 || !r.out)
+		goto out;
+	/* its start applied: the next drain is the one that races */
+	CHECK(sideband_drain(sb) >= 0, "drain");
+	reorder_now = &r;
+	r.armed = true;
+	CHECK(sideband_drain(sb) >= 0, "the drain that hears the exec");
+	while (sideband_holding(sb))
+		sideband_drain(sb);
+	reorder_now = NULL;
+	CHECK(r.child > 0, "the parent forked, then ran %s", path);
+	m = procs_find(p, r.child, (uintptr_t)test_fork_exec_order);
+	CHECK(m && streq(m->path, self), "the child's code: its own image (%s)",
+	      m ? m->path : "none");
+	m = procs_find(p, pid, r.exec.alpha);
+	CHECK(m && !strcmp(base_name(m->path), base_name(path)),
+	      "the parent's: the image it ran (%s)", m ? m->path : "none");
+	close(hold[1]);
+	close(in[1]);
+	/* the child, now init's, ends on its own */
+	waitpid(pid, NULL, 0);
+out:
+	if (r.out)
+		fclose(r.out);
+	if (r.go >= 0)
+		close(r.go);
+	sideband_free(sb);
+	procs_free(p);
+}
+
 static int copy_file(const char *from, const char *to)
 {
 	char cmd[3 * PATH_MAX];
@@ -973,6 +1100,7 @@ int main(int argc, char **argv)
 	test_live(pie);
 	test_live(nopie);
 	test_small_ring(pie);
+	test_fork_exec_order(pie);
 	test_replaced(pie, nopie);
 
 	printf("%d passed, %d failed\n", passed, failed);

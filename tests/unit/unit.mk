@@ -15,8 +15,8 @@ SYMS_SDT_H = $(firstword $(wildcard /usr/include/sys/sdt.h \
 $(BUILD)/tests/test_syms: tests/unit/test_syms.c tests/unit/unit.h $(SYMS_SRCS) $(SYMS_HDRS) \
 		$(BUILD)/tests/fx_pie $(BUILD)/tests/fx_nopie | $(BUILD)/.deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Isrc -o $@ tests/unit/test_syms.c $(SYMS_SRCS) \
-		$(SYMS_LIBS)
+	$(CC) $(CFLAGS) -DSIDEBAND_TEST_HOOK -Isrc -o $@ tests/unit/test_syms.c \
+		$(SYMS_SRCS) $(SYMS_LIBS)
 
 $(BUILD)/tests/fx_%.sem.o: tests/unit/test_syms.c | $(BUILD)/.test-deps
 	@test -n "$(SYMS_SDT_H)" || \
