@@ -5,8 +5,10 @@
  * (bpf/cfi_walk.bpf.h).  4.1 has no tail calls, so one program of at most
  * 4,096 instructions holds the whole walk: the first SW_CFI41_FRAMES
  * callers by CFI, then frame-pointer steps (gen/walker.py), each frame
- * tagged with how it was found.  No room is left for a kernel walk: user
- * frames only (-U).  Its verifier reads memory only through the stack
+ * tagged with how it was found.  No room is left there for a kernel
+ * walk: with kernel frames (-d) a second program, cfi41_kprobe_k, on a
+ * second probe of the same function, walks them and counts.  Its verifier
+ * reads memory only through the stack
  * and a checked map value at a constant offset, so a process's mapping
  * list and the rows are read with bpf_probe_read at their addresses, taken
  * as numbers.
@@ -35,6 +37,27 @@ struct {
 	__type(key, struct sw_fp_uside);
 	__type(value, __u64);
 } counts SEC(".maps");
+
+/* -d: both sides, counted by cfi41_kprobe_k */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct sw_fp_key);
+	__type(value, __u64);
+} counts_kd SEC(".maps");
+
+/*
+ * -d: each CPU's last user side, from cfi41_kprobe_uh to cfi41_kprobe_k,
+ * which 4.1 runs next for the same event: a function's probes run newest
+ * first, and src/walker_cfi41.c creates the user side's last.  h.nk (no
+ * count of an fp key) says it is one not taken yet.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sw_fp_uside);
+} cfi41_hand SEC(".maps");
 
 /*
  * The walk's registers and the mapping of the frame at hand, in map memory: the
@@ -247,9 +270,34 @@ static __always_inline __u64 cfi41_user_bp(struct pt_regs *ctx, __u64 regs,
 	return (PT_REGS_FP(ctx) & at_entry) | (cfi41_read(regs - 16, tmp) & in_first);
 }
 
-/* kprobe, user frames only (-U): CFI frames, then frame-pointer steps */
-SEC("kprobe")
-int cfi41_kprobe_u(struct pt_regs *ctx)
+/*
+ * The config, where the filters (-c, -p) take the event: its process in
+ * *h and *id, its CPU in *cpu (thread_info.cpu; where that was not found,
+ * one CPU: src/walker_cfi41.c refuses more).  NULL: not traced.
+ */
+static __always_inline struct sw_config *
+cfi41_event(struct pt_regs *ctx, struct sw_key_hdr *h, __u64 *id, __u64 *tmp,
+	    __u32 *cpu)
+{
+	struct sw_config *cfg = sw_filter(0, SW_LINEAR, id);
+
+	if (!cfg)
+		return NULL;
+	*cpu = fp_cpu41(PT_REGS_SP(ctx), cfg->thread_size, cfg->ti_cpu_off, tmp) &
+	       -(__u32)(cfg->ti_cpu_off != 0);
+	if ((*cpu ^ cfg->cpu) & cfg->cpu_mask)
+		return NULL;
+	*id = fp_task41(cfg, PT_REGS_SP(ctx), h, tmp, 0);
+	if (((*id >> 32) ^ cfg->tgid) & cfg->tgid_mask)
+		return NULL;
+	return cfg;
+}
+
+/*
+ * A kprobe's user frames: CFI frames, then frame-pointer steps, counted
+ * (-U) or handed to cfi41_kprobe_k (hand, -d).
+ */
+static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand)
 {
 	__u64 id, regs, bp_ok = 0, bp, tmp = 0;
 	struct sw_fp_uside key = {};
@@ -259,16 +307,8 @@ int cfi41_kprobe_u(struct pt_regs *ctx)
 	void *v;
 	int stop;
 
-	cfg = sw_filter(0, SW_LINEAR, &id);
+	cfg = cfi41_event(ctx, &key.h, &id, &tmp, &cpu);
 	if (!cfg)
-		return 0;
-	/* thread_info.cpu not found: one CPU (src/walker_cfi41.c refuses more) */
-	cpu = fp_cpu41(PT_REGS_SP(ctx), cfg->thread_size, cfg->ti_cpu_off, &tmp) &
-	      -(__u32)(cfg->ti_cpu_off != 0);
-	if ((cpu ^ cfg->cpu) & cfg->cpu_mask)
-		return 0;
-	id = fp_task41(cfg, PT_REGS_SP(ctx), &key.h, &tmp, 0);
-	if (((id >> 32) ^ cfg->tgid) & cfg->tgid_mask)
 		return 0;
 	regs = sw_user_regs(cfg, PT_REGS_SP(ctx));
 	if (cfi41_read(regs + SW_PT_REGS_CS, &tmp) != SW_USER_CS) {
@@ -314,7 +354,59 @@ tables:
 		sw_lost(SW_LOST_NO_TABLE);
 	}
 done:
-	sw_count(&counts, &key);
+	if (hand) {
+		key.h.nk = 1;
+		bpf_map_update_elem(&cfi41_hand, &cpu, &key, BPF_ANY);
+	} else {
+		sw_count(&counts, &key);
+	}
+	return 0;
+}
+
+SEC("kprobe") int cfi41_kprobe_u(struct pt_regs *ctx) { return cfi41_user(ctx, 0); }
+SEC("kprobe") int cfi41_kprobe_uh(struct pt_regs *ctx) { return cfi41_user(ctx, 1); }
+
+/*
+ * -d: the kernel frames, by the fp walker's kernel walk (4.1's, without a
+ * branch), beside the user side cfi41_kprobe_uh just walked for this
+ * event; counted.  Where that did not run (the kernel skipped it), the
+ * user side is said unreadable.
+ */
+SEC("kprobe")
+int cfi41_kprobe_k(struct pt_regs *ctx)
+{
+	__u64 id, ubp = 0, tmp = 0;
+	struct sw_fp_key key = {};
+	struct sw_fp_uside *u;
+	struct sw_config *cfg;
+	__u32 cpu;
+
+	cfg = cfi41_event(ctx, &key.h, &id, &tmp, &cpu);
+	if (!cfg)
+		return 0;
+	/*
+	 * The BPF stack has room for the key and little else: the CPU waits
+	 * in the last user slot, which the user side then fills.
+	 */
+	key.uip[SW_FP_UDEPTH - 1] = cpu;
+	sw_fp_kwalk_entry_m(cfg->root, &key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+			    PT_REGS_FP(ctx), &ubp, &tmp);
+	/* the key's 4 bytes from tmp, free now (little-endian) */
+	tmp = key.uip[SW_FP_UDEPTH - 1];
+	key.uip[SW_FP_UDEPTH - 1] = 0;
+	u = bpf_map_lookup_elem(&cfi41_hand, &tmp);
+	if (!u)
+		return 0;
+	if (u->h.nk) {
+		u->h.nk = 0;
+		key.h.ustop = u->h.ustop;
+		bpf_probe_read(key.uip, sizeof(key.uip),
+			       (void *)(sw_ptr_value(u) +
+					__builtin_offsetof(struct sw_fp_uside, uip)));
+	} else {
+		key.h.ustop = SW_STOP_UNREADABLE;
+	}
+	sw_count(&counts_kd, &key);
 	return 0;
 }
 

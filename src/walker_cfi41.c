@@ -4,8 +4,10 @@
  * program takes a kernel event's user frames, the first few by the
  * unwind tables the frontend loads (src/unwind.c, as on 4.9+), the rest
  * by frame pointers, each tagged with how it was found.  The kernel walk
- * does not fit beside it: user frames only.  Its key is the fp walker's
- * user side (struct sw_fp_uside).
+ * does not fit beside it: with kernel frames (-d), a second probe of each
+ * function, made first so that it runs second, walks them and counts both
+ * sides.  Its keys are the fp walker's: the user side alone (struct
+ * sw_fp_uside) or both (struct sw_fp_key).
  */
 #include <errno.h>
 #include <bpf/bpf.h>
@@ -40,11 +42,9 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 				       "by CPU, and where thread_info keeps the "
 				       "CPU was not found (it is measured on two "
 				       "CPUs)", msg, len);
-	if (n->kstack || n->explain || n->events)
-		return walkers_refused(&walker_cfi41, "on 4.1 (no tail calls) its "
-				       "one program holds no kernel walk beside the "
-				       "CFI frames, and counts only: stackcount -U",
-				       msg, len);
+	if (n->explain || n->events)
+		return walkers_refused(&walker_cfi41, "on 4.1 (no tail calls) it "
+				       "counts only: stackcount", msg, len);
 	return false;
 }
 
@@ -52,9 +52,9 @@ static const char *cfi41_why(const struct sw_features *f, const struct walker_ne
 {
 	(void)f;
 	(void)n;
-	return "no tail calls (4.1): user frames only, the first "
-	       CFI41_STR(SW_CFI41_FRAMES) " callers from unwind tables, then "
-	       "frame pointers";
+	return "no tail calls (4.1): the first " CFI41_STR(SW_CFI41_FRAMES)
+	       " user callers from unwind tables, then frame pointers; kernel "
+	       "frames by a second probe's frame-pointer walk";
 }
 
 static int cfi41_open(struct walker *w)
@@ -64,7 +64,10 @@ static int cfi41_open(struct walker *w)
 	if (!s)
 		return -errno;
 	WALKER_COMMON(w, s);
-	w->counts[w->ncounts++] = s->maps.counts;
+	w->counts[w->ncounts++] = w->o.kstack ? s->maps.counts_kd : s->maps.counts;
+	bpf_map__set_autocreate(s->maps.counts, !w->o.kstack);
+	bpf_map__set_autocreate(s->maps.counts_kd, w->o.kstack);
+	bpf_map__set_max_entries(s->maps.cfi41_hand, libbpf_num_possible_cpus());
 	w->cfi_rows = s->maps.cfi_rows;
 	w->cfi_procs = s->maps.cfi_procs;
 	bpf_map__set_max_entries(w->cfi_rows, cfi_rows_in(w->o.unwind_mb));
@@ -85,8 +88,9 @@ static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
 	const struct cfi41_bpf *s = w->skel;
 
 	(void)uentry;
-	return role == SW_ROLE_KPROBE && w->o.sink == SINK_COUNT ?
-	       s->progs.cfi41_kprobe_u : NULL;
+	if (role != SW_ROLE_KPROBE || w->o.sink != SINK_COUNT)
+		return NULL;
+	return w->o.kstack ? s->progs.cfi41_kprobe_uh : s->progs.cfi41_kprobe_u;
 }
 
 static void cfi41_choose(struct walker *w)
@@ -94,6 +98,22 @@ static void cfi41_choose(struct walker *w)
 	const struct cfi41_bpf *s = w->skel;
 
 	walker_want(w, s->progs.cfi41_drop, true);
+	walker_want(w, s->progs.cfi41_kprobe_k, w->o.kstack);
+}
+
+/*
+ * -d: the kernel side's probe first, so that 4.1, which runs a function's
+ * probes newest first, runs the user side's, which hands its frames on,
+ * before it.
+ */
+static int cfi41_before_target(struct walker *w, const struct sw_target *tg)
+{
+	const struct cfi41_bpf *s = w->skel;
+
+	if (!w->o.kstack)
+		return 0;
+	return walker_attach_spec(w, bpf_program__fd(s->progs.cfi41_kprobe_k),
+				  &tg->spec);
 }
 
 /* a process's list dropped at exec and at its exit (bpf/cfi41.bpf.c) */
@@ -121,24 +141,25 @@ static int cfi41_attach(struct walker *w)
 static void cfi41_key_frames(struct walker *w, const void *key, bool counted,
 			     struct key_frames *f)
 {
-	const struct sw_fp_uside *k = key;
+	const struct sw_fp_key *both = key;
+	const struct sw_fp_uside *user = key;
+	const __u64 *uip = w->o.kstack ? both->uip : user->uip;
 
-	(void)w;
 	(void)counted;
-	f->h = &k->h;
-	f->k = f->kbuf;
-	f->nk = 0;
-	f->nu = walker_nframes(k->uip, SW_FP_UDEPTH);
+	f->h = &user->h;
+	f->k = w->o.kstack ? both->kip : f->kbuf;
+	f->nk = w->o.kstack ? walker_nframes(both->kip, SW_FP_KDEPTH) : 0;
+	f->nu = walker_nframes(uip, SW_FP_UDEPTH);
 	for (size_t i = 0; i < f->nu; i++) {
-		if (i > SW_CFI41_FRAMES && k->uip[i] >= SW_USER_MAX) {
-			f->hbuf = k->h;
+		if (i > SW_CFI41_FRAMES && uip[i] >= SW_USER_MAX) {
+			f->hbuf = user->h;
 			f->hbuf.ustop = SW_STOP_UNREADABLE;
 			f->h = &f->hbuf;
 			f->nu = i;
 			break;
 		}
-		f->ubuf[i] = k->uip[i] | (i > SW_CFI41_FRAMES ?
-					  (__u64)SW_HOW_FP << SW_HOW_SHIFT : 0);
+		f->ubuf[i] = uip[i] | (i > SW_CFI41_FRAMES ?
+				       (__u64)SW_HOW_FP << SW_HOW_SHIFT : 0);
 	}
 	f->u = f->ubuf;
 }
@@ -154,5 +175,6 @@ const struct walker_desc walker_cfi41 = {
 	.prog = cfi41_prog,
 	.choose = cfi41_choose,
 	.attach = cfi41_attach,
+	.before_target = cfi41_before_target,
 	.key_frames = cfi41_key_frames,
 };

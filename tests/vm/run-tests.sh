@@ -710,8 +710,13 @@ cfi_refused() {	# before 4.9: one line; auto takes another walker
 		refused /tmp/cr.out "--walker cfi: this kernel has neither bpf_get_stack (4.18+) nor stack maps and bpf_get_current_task (4.8+); use --walker auto" \
 			--walker cfi -d $GETPPID
 	else
-		refused /tmp/cr.out "--walker cfi: on 4.1 (no tail calls) its one program holds no kernel walk beside the CFI frames, and counts only: stackcount -U; use --walker auto" \
-			--walker cfi -d $GETPPID
+		# it counts (-d too); stacksnoop prints from trace_pipe, by fp
+		$SN -d --walker cfi $GETPPID > /tmp/cr.out 2>&1 &&
+			{ cat /tmp/cr.out; echo "exit status 0"; return 1; }
+		echo "stacksnoop: --walker cfi: on 4.1 (no tail calls) it counts only: stackcount; use --walker auto" |
+			expect /tmp/cr.out || return 1
+		refused /tmp/cr.out "--walker cfi: it unwinds user frames, and this run records none; use --walker auto" \
+			--walker cfi -K $GETPPID
 	fi
 }
 
@@ -739,7 +744,19 @@ cfi_callers_41() {
 	done
 	sc /tmp/c.out --debug -U $GETPPID -- ./cfipaths_o2 || return 1
 	grep '^walker: ' /tmp/c.out |
-		expect_line "walker: cfi (no tail calls (4.1): user frames only, the first 5 callers from unwind tables, then frame pointers)"
+		expect_line "walker: cfi (no tail calls (4.1): the first 5 user callers from unwind tables, then frame pointers; kernel frames by a second probe's frame-pointer walk)"
+}
+
+# -d: the kernel frames by a second probe of the function, whose program
+# 4.1 runs after the user side's (newest first) and which counts both: a
+# program that ran in the other order would pair each event's kernel
+# frames with the last one's user frames, and the counts would be off
+cfi_kprobe_d_41() {
+	cfi_kprobe_d cfipaths cfipaths_dyn || return 1
+	cfi_kprobe_d cfipaths_o2 cfipaths_o2_dyn || return 1
+	sc /tmp/c.out --debug -d $GETPPID -- ./cfipaths_o2 || return 1
+	grep '^walker: ' /tmp/c.out |
+		expect_line "walker: cfi (no tail calls (4.1): the first 5 user callers from unwind tables, then frame pointers; kernel frames by a second probe's frame-pointer walk)"
 }
 
 # -v: how each frame was found: the event's registers, five callers by
@@ -1025,8 +1042,10 @@ proc_blocks() {
 # 4.1: the process of a kprobe's event is the task whose thread_info is at
 # the base of its kernel stack, and one program walks kernel then user
 # frames (no tail calls): -P system-wide, sysc's stacks exact to main
+# (the fp walker's: auto gives -d to cfi, whose tables a process started
+# later has only once the tool has read its maps)
 user_frames_41() {
-	bg $SC /tmp/u41 '^Tracing' -P -d $GETPPID || return 1
+	bg $SC /tmp/u41 '^Tracing' -P -d --walker fp $GETPPID || return 1
 	./sysc 2
 	bg_stop /tmp/u41 || return 1
 	upto_main /tmp/u41 > /tmp/u41.m
@@ -1280,6 +1299,7 @@ else
 	t "4.1: -P, user frames of a syscall exact, the process from its task" user_frames_41
 	t "4.1: -p -U: only the process named" opt_p_41
 	t "4.1, cfi: a kprobe's -U, five callers by CFI: every caller to _start, static and dynamic, -O2 without frame pointers too" cfi_callers_41
+	t "4.1, cfi, a kprobe in a syscall, -d: kernel frames by a second probe, then every user caller to _start, static and dynamic, -O2 too" cfi_kprobe_d_41
 	t "4.1, cfi: -v tags each frame: registers, CFI, then frame pointers" cfi_tags_41
 	t "4.1, cfi: a process started after the tool: frame pointers, counted and said" cfi_untabled_41
 	t "4.1, cfi: two processes at one probe on two CPUs, their walks apart" cfi_race_41
