@@ -6,8 +6,10 @@
  * 4,096 instructions holds the whole walk: the first SW_CFI41_FRAMES
  * callers by CFI, then frame-pointer steps (gen/walker.py), each frame
  * tagged with how it was found.  No room is left there for a kernel
- * walk: with kernel frames (-d) a second program, cfi41_kprobe_k, on a
- * second probe of the same function, walks them and counts.  Its verifier
+ * walk, so other probes of the same function run programs before and
+ * after it: cfi41_kprobe_bp first, for the user's %rbp where the kernel
+ * chain ends, and with kernel frames (-d) cfi41_kprobe_k last, which
+ * walks them and counts both sides.  Its verifier
  * reads memory only through the stack
  * and a checked map value at a constant offset, so a process's mapping
  * list and the rows are read with bpf_probe_read at their addresses, taken
@@ -73,6 +75,12 @@ struct cfi41_state {
 	__u64 m_start, m_len, m_bias, m_first, m_count;
 	/* a mapping whose file has no table yet, or past the searches */
 	__u64 no_table;
+	/*
+	 * The user's %rbp where the kernel chain left for user space, from
+	 * cfi41_kprobe_bp, which 4.1 runs first for the same event; set:
+	 * not taken yet
+	 */
+	__u64 ubp, ubp_set;
 };
 
 struct {
@@ -251,23 +259,21 @@ static __always_inline int cfi41_step(struct cfi41_state *st, const int adj,
 }
 
 /*
- * The user's %rbp at kernel entry: the syscall fast path does not save
- * it, but the first kernel function pushes it, right below its return
- * into the entry code at the top of pt_regs (regs - 16).  Known where the
- * probe fired on that function's first instruction (%rbp is still the
- * user's), or inside it or on the first instruction of a function it
- * calls (%rbp is its frame, regs - 16); elsewhere *ok is 0, and the walk
- * goes on by rules that need no %rbp until a frame restores it (a kernel
- * walk to find it does not fit beside five CFI frames).
+ * The user's %rbp at kernel entry: where the kernel chain left for user
+ * space, as cfi41_kprobe_bp found it for this event (the syscall fast
+ * path leaves the saved one stale), else the saved one (bpf/task41.bpf.h's
+ * fp_user_entry41).  *ok 0 where that program did not run (the kernel
+ * skipped it): the walk goes on by rules that need no %rbp until a frame
+ * restores it.
  */
-static __always_inline __u64 cfi41_user_bp(struct pt_regs *ctx, __u64 regs,
+static __always_inline __u64 cfi41_user_bp(struct cfi41_state *st, __u64 regs,
 					   __u64 *tmp, __u64 *ok)
 {
-	__u64 at_entry = sw_mask_eq(PT_REGS_SP(ctx), regs - 8),
-	      in_first = sw_mask_eq(PT_REGS_FP(ctx), regs - 16) & ~at_entry;
+	__u64 ubp = st->ubp, m = ~sw_mask_eq(ubp, 0) & sw_mask_eq(ubp >> 47, 0);
 
-	*ok = (at_entry | in_first) & 1;
-	return (PT_REGS_FP(ctx) & at_entry) | (cfi41_read(regs - 16, tmp) & in_first);
+	*ok = st->ubp_set & 1;
+	st->ubp_set = 0;
+	return (ubp & m) | (cfi41_read(regs + SW_PT_REGS_BP, tmp) & ~m);
 }
 
 /*
@@ -315,10 +321,10 @@ static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand)
 		key.h.ustop = SW_STOP_NO_USER;
 		goto done;
 	}
-	bp = cfi41_user_bp(ctx, regs, &tmp, &bp_ok);
 	st = bpf_map_lookup_elem(&cfi41_state, &cpu);
 	if (!st)
 		return 0;
+	bp = cfi41_user_bp(st, regs, &tmp, &bp_ok);
 	st->pc = cfi41_read(regs + SW_PT_REGS_IP, &tmp);
 	st->sp = cfi41_read(regs + SW_PT_REGS_SP, &tmp);
 	st->bp = bp;
@@ -367,33 +373,68 @@ SEC("kprobe") int cfi41_kprobe_u(struct pt_regs *ctx) { return cfi41_user(ctx, 0
 SEC("kprobe") int cfi41_kprobe_uh(struct pt_regs *ctx) { return cfi41_user(ctx, 1); }
 
 /*
- * -d: the kernel frames, by the fp walker's kernel walk (4.1's, without a
- * branch), beside the user side cfi41_kprobe_uh just walked for this
- * event; counted.  Where that did not run (the kernel skipped it), the
- * user side is said unreadable.
+ * The event's kernel frames into key, by the fp walker's kernel walk
+ * (4.1's, without a branch), and its process; the user's %rbp where the
+ * chain left the kernel into *ubp, and the CPU into *tmp.  0: not traced.
  */
-SEC("kprobe")
-int cfi41_kprobe_k(struct pt_regs *ctx)
+static __always_inline int cfi41_kernel(struct pt_regs *ctx, struct sw_fp_key *key,
+					__u64 *ubp, __u64 *tmp)
 {
-	__u64 id, ubp = 0, tmp = 0;
-	struct sw_fp_key key = {};
-	struct sw_fp_uside *u;
 	struct sw_config *cfg;
+	__u64 id;
 	__u32 cpu;
 
-	cfg = cfi41_event(ctx, &key.h, &id, &tmp, &cpu);
+	cfg = cfi41_event(ctx, &key->h, &id, tmp, &cpu);
 	if (!cfg)
 		return 0;
 	/*
 	 * The BPF stack has room for the key and little else: the CPU waits
-	 * in the last user slot, which the user side then fills.
+	 * in the last user slot, which the user side fills later.
 	 */
-	key.uip[SW_FP_UDEPTH - 1] = cpu;
-	sw_fp_kwalk_entry_m(cfg->root, &key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
-			    PT_REGS_FP(ctx), &ubp, &tmp);
-	/* the key's 4 bytes from tmp, free now (little-endian) */
-	tmp = key.uip[SW_FP_UDEPTH - 1];
-	key.uip[SW_FP_UDEPTH - 1] = 0;
+	key->uip[SW_FP_UDEPTH - 1] = cpu;
+	sw_fp_kwalk_entry_m(cfg->root, key, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+			    PT_REGS_FP(ctx), ubp, tmp);
+	*tmp = key->uip[SW_FP_UDEPTH - 1];
+	key->uip[SW_FP_UDEPTH - 1] = 0;
+	return 1;
+}
+
+/*
+ * First for each event: the user's %rbp for cfi41_user, where the kernel
+ * chain ends (no room for this walk beside its five frames).
+ */
+SEC("kprobe")
+int cfi41_kprobe_bp(struct pt_regs *ctx)
+{
+	__u64 ubp = 0, tmp = 0;
+	struct sw_fp_key key = {};
+	struct cfi41_state *st;
+
+	if (!cfi41_kernel(ctx, &key, &ubp, &tmp))
+		return 0;
+	/* the array's 4-byte key from tmp (little-endian) */
+	st = bpf_map_lookup_elem(&cfi41_state, &tmp);
+	if (!st)
+		return 0;
+	st->ubp = ubp;
+	st->ubp_set = 1;
+	return 0;
+}
+
+/*
+ * -d, last for each event: the kernel frames beside the user side
+ * cfi41_kprobe_uh just walked; counted.  Where that did not run (the
+ * kernel skipped it), the user side is said unreadable.
+ */
+SEC("kprobe")
+int cfi41_kprobe_k(struct pt_regs *ctx)
+{
+	__u64 ubp = 0, tmp = 0;
+	struct sw_fp_key key = {};
+	struct sw_fp_uside *u;
+
+	if (!cfi41_kernel(ctx, &key, &ubp, &tmp))
+		return 0;
 	u = bpf_map_lookup_elem(&cfi41_hand, &tmp);
 	if (!u)
 		return 0;

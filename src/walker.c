@@ -905,14 +905,17 @@ int walker_attach(struct walker *w, struct sw_targets *t,
 			return -EINTR;
 		if ((t->n == 1 && !w->multi_typed) ||
 		    tg->attach_err == ATTACH_ALONE) {
+			size_t first = w->natt;
+
 			err = w->d->before_target ? w->d->before_target(w, tg) : 0;
-			if (!err) {
+			if (!err)
 				err = add_target(w, bpf_program__fd(target_prog(w, tg)),
 						 &tg->spec);
-				/* the target's own refused: no half of it left */
-				if (err && w->d->before_target)
-					attach_remove(w->f, &w->att[--w->natt]);
-			}
+			if (!err && w->d->after_target)
+				err = w->d->after_target(w, tg);
+			/* a target's probes are made all or none */
+			while (err && w->natt > first)
+				attach_remove(w->f, &w->att[--w->natt]);
 			tg->attach_err = err;
 		}
 		err = tg->attach_err;

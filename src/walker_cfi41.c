@@ -4,9 +4,10 @@
  * program takes a kernel event's user frames, the first few by the
  * unwind tables the frontend loads (src/unwind.c, as on 4.9+), the rest
  * by frame pointers, each tagged with how it was found.  The kernel walk
- * does not fit beside it: with kernel frames (-d), a second probe of each
- * function, made first so that it runs second, walks them and counts both
- * sides.  Its keys are the fp walker's: the user side alone (struct
+ * does not fit beside it: another probe of each function, made after it
+ * so that it runs first, finds the user's %rbp where the kernel chain
+ * ends, and with kernel frames (-d) a third, made before it so that it
+ * runs last, walks them and counts both sides.  Its keys are the fp walker's: the user side alone (struct
  * sw_fp_uside) or both (struct sw_fp_key).
  */
 #include <errno.h>
@@ -99,12 +100,13 @@ static void cfi41_choose(struct walker *w)
 
 	walker_want(w, s->progs.cfi41_drop, true);
 	walker_want(w, s->progs.cfi41_kprobe_k, w->o.kstack);
+	walker_want(w, s->progs.cfi41_kprobe_bp, true);
 }
 
 /*
- * -d: the kernel side's probe first, so that 4.1, which runs a function's
- * probes newest first, runs the user side's, which hands its frames on,
- * before it.
+ * 4.1 runs a function's probes newest first.  -d: the kernel side's probe
+ * before the target's, so that it runs after the user side, which hands
+ * its frames on to it.
  */
 static int cfi41_before_target(struct walker *w, const struct sw_target *tg)
 {
@@ -113,6 +115,15 @@ static int cfi41_before_target(struct walker *w, const struct sw_target *tg)
 	if (!w->o.kstack)
 		return 0;
 	return walker_attach_spec(w, bpf_program__fd(s->progs.cfi41_kprobe_k),
+				  &tg->spec);
+}
+
+/* ... and the one that finds the user's %rbp after it, to run first */
+static int cfi41_after_target(struct walker *w, const struct sw_target *tg)
+{
+	const struct cfi41_bpf *s = w->skel;
+
+	return walker_attach_spec(w, bpf_program__fd(s->progs.cfi41_kprobe_bp),
 				  &tg->spec);
 }
 
@@ -176,5 +187,6 @@ const struct walker_desc walker_cfi41 = {
 	.choose = cfi41_choose,
 	.attach = cfi41_attach,
 	.before_target = cfi41_before_target,
+	.after_target = cfi41_after_target,
 	.key_frames = cfi41_key_frames,
 };

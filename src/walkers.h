@@ -77,10 +77,11 @@ struct walker_desc {
 	/* Its own programs' probes, before the targets'. */
 	int (*attach)(struct walker *w);
 	/*
-	 * A probe of its own on a target, made just before the target's: a
-	 * function's probes run newest first (the kernel's kprobe list).
+	 * Probes of its own on a target, made just before and just after the
+	 * target's: a function's probes run newest first (4.1's kprobe list).
 	 */
 	int (*before_target)(struct walker *w, const struct sw_target *tg);
+	int (*after_target)(struct walker *w, const struct sw_target *tg);
 	/* The counting program a calibration fires; NULL: it never calibrates. */
 	struct bpf_program *(*calib_prog)(const struct walker *w);
 	/* Before the counts are read: once per read. */

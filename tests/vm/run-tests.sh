@@ -759,6 +759,31 @@ cfi_kprobe_d_41() {
 		expect_line "walker: cfi (no tail calls (4.1): the first 5 user callers from unwind tables, then frame pointers; kernel frames by a second probe's frame-pointer walk)"
 }
 
+read_null_block() {	# CALLER COUNT: one stack of cfipaths null, -d, on 4.1.52
+	printf '  %s\n' read_null __vfs_read vfs_read SyS_read system_call_fastpath
+	echo '    --'
+	printf '  %s\n' syscall $1 main __libc_start_call_main __libc_start_main _start
+	echo "    $2"
+}
+
+# A kprobe three calls below the system call's function (read_null): the
+# user's %rbp is where the kernel chain ends, found by a probe of its own
+# that runs first.  In cfipaths, built with frame pointers, the frames
+# above glibc's syscall() take their CFA from %rbp.
+cfi_deep_41() {
+	for b in cfipaths cfipaths_o2; do
+		R="$b;_start;__libc_start_main;__libc_start_call_main;main"
+		sc /tmp/n.out -f -U --walker cfi read_null -- ./$b null || return 1
+		grep "^$b;" /tmp/n.out | sort > /tmp/n.m
+		printf '%s\n' "$R;sys_a;syscall 5" "$R;sys_b;syscall 6" |
+			expect /tmp/n.m || return 1
+	done
+	# -d: the kernel frames as 4.1.52 has them (only this kernel runs it)
+	sc /tmp/n.out -d --walker cfi read_null -- ./cfipaths null || return 1
+	traced read_null "$(read_null_block sys_a 5)" "$(read_null_block sys_b 6)" |
+		expect /tmp/n.out
+}
+
 # -v: how each frame was found: the event's registers, five callers by
 # CFI, then frame-pointer steps (deep is built with frame pointers)
 cfi_tags_41() {
@@ -1300,6 +1325,7 @@ else
 	t "4.1: -p -U: only the process named" opt_p_41
 	t "4.1, cfi: a kprobe's -U, five callers by CFI: every caller to _start, static and dynamic, -O2 without frame pointers too" cfi_callers_41
 	t "4.1, cfi, a kprobe in a syscall, -d: kernel frames by a second probe, then every user caller to _start, static and dynamic, -O2 too" cfi_kprobe_d_41
+	t "4.1, cfi: a kprobe three calls below the system call: the user's %rbp from the kernel chain's end, every caller to _start" cfi_deep_41
 	t "4.1, cfi: -v tags each frame: registers, CFI, then frame pointers" cfi_tags_41
 	t "4.1, cfi: a process started after the tool: frame pointers, counted and said" cfi_untabled_41
 	t "4.1, cfi: two processes at one probe on two CPUs, their walks apart" cfi_race_41

@@ -39,6 +39,10 @@
  * rooted, on every run: beyond main it would read whatever glibc's
  * __libc_start_call_main left in %rbp, which differs between runs.
  *
+ * `cfipaths null`: the same, but sys_a and sys_b read a byte of
+ * /dev/null where they called getppid: the kernel's read_null, three
+ * calls below sys_read, sees the same user stacks, 5 and 6 times.
+ *
  * `cfipaths fork`: the same, once in a child of fork (no exec) and then,
  * once the child has ended, once in its parent: each path with
  * in_child or in_parent between it and main.
@@ -67,6 +71,7 @@
  * keeps the caller's %rbp too; a tracepoint's user registers are those at
  * its syscall instruction.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sdt.h>
@@ -190,14 +195,23 @@ NOINLINE void entry_b(void)
 	entered();
 }
 
+/*
+ * sys_a's and sys_b's system call: getppid, or a read of a byte from
+ * /dev/null (`cfipaths null`), whose kernel function read_null lies
+ * three calls below the system call's own
+ */
+static long sys_nr = SYS_getppid;
+static int null_fd = -1;
+static char null_byte;
+
 NOINLINE void sys_a(void)
 {
-	syscall(SYS_getppid);
+	syscall(sys_nr, null_fd, &null_byte, 1);
 }
 
 NOINLINE void sys_b(void)
 {
-	syscall(SYS_getppid);
+	syscall(sys_nr, null_fd, &null_byte, 1);
 }
 
 #define ALL_PATHS() do {			\
@@ -298,6 +312,12 @@ int main(int argc, char **argv)
 		return race(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "forkexec"))
 		return forkexec();
+	if (argc == 2 && !strcmp(argv[1], "null")) {
+		sys_nr = SYS_read;
+		null_fd = open("/dev/null", O_RDONLY);
+		if (null_fd < 0)
+			return 1;
+	}
 	if (argc < 2 || strcmp(argv[1], "fork")) {
 		ALL_PATHS();
 		return 0;
