@@ -129,13 +129,13 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.slim.o
 
 $(BUILD)/gen/sources.c: gen/embed.py bpf/stackwalk.h bpf/common.bpf.h \
 		bpf/getstack.bpf.h bpf/getstack.bpf.c bpf/cfi.bpf.c \
-		bpf/stackmap.bpf.c bpf/fp.bpf.c bpf/cfi41.bpf.c bpf/task41.bpf.h bpf/cfi.h bpf/cfi_maps.bpf.h bpf/cfi_walk.bpf.h $(GEN)
+		bpf/stackmap.bpf.c bpf/fp.bpf.c bpf/cfi41.bpf.c bpf/task41.bpf.h bpf/printk.bpf.h bpf/cfi.h bpf/cfi_maps.bpf.h bpf/cfi_walk.bpf.h $(GEN)
 	$(PYTHON) gen/embed.py $@ \
 		cfi=bpf/stackwalk.h,bpf/common.bpf.h,bpf/cfi.h,bpf/cfi_maps.bpf.h,bpf/cfi_walk.bpf.h,bpf/getstack.bpf.h,bpf/cfi.bpf.c \
 		getstack=bpf/stackwalk.h,bpf/common.bpf.h,bpf/getstack.bpf.h,bpf/getstack.bpf.c \
 		stackmap=bpf/stackwalk.h,bpf/common.bpf.h,bpf/stackmap.bpf.c \
-		fp=bpf/stackwalk.h,bpf/common.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/task41.bpf.h,bpf/fp.bpf.c \
-		cfi41=bpf/stackwalk.h,bpf/common.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/task41.bpf.h,bpf/cfi.h,bpf/cfi_maps.bpf.h,bpf/cfi41.bpf.c
+		fp=bpf/stackwalk.h,bpf/common.bpf.h,bpf/printk.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/task41.bpf.h,bpf/fp.bpf.c \
+		cfi41=bpf/stackwalk.h,bpf/common.bpf.h,bpf/printk.bpf.h,$(BUILD)/gen/fp_key.h,$(BUILD)/gen/fp_walk.h,bpf/task41.bpf.h,bpf/cfi.h,bpf/cfi_maps.bpf.h,bpf/cfi41.bpf.c
 
 $(BUILD)/obj/sources.o: $(BUILD)/gen/sources.c
 	@mkdir -p $(@D)

@@ -16,8 +16,7 @@
  * as numbers.
  */
 #include "common.bpf.h"
-/* fp_walk.h's printed walks, not used here, name bpf/fp.bpf.c's format size */
-#define SW_FMT_FRAME_LEN 13
+#include "printk.bpf.h"
 #include "fp_walk.h"
 #include "task41.bpf.h"
 /* 4.1 takes no map flags (bpf/cfi_maps.bpf.h) */
@@ -448,6 +447,55 @@ int cfi41_kprobe_k(struct pt_regs *ctx)
 		key.h.ustop = SW_STOP_UNREADABLE;
 	}
 	sw_count(&counts_kd, &key);
+	return 0;
+}
+
+/*
+ * stacksnoop, last for each event: the kernel frames printed as the walk
+ * reads them, then the user side cfi41_kprobe_uh handed on, a trace_pipe
+ * line a frame (bpf/printk.bpf.h).  A frame-pointer step that read a word
+ * above user space ends the user side there, unreadable, as
+ * src/walker_cfi41.c ends a counted one.
+ */
+SEC("kprobe")
+int cfi41_kprobe_kp(struct pt_regs *ctx)
+{
+	__u64 id, ubp = 0, tmp = 0, v;
+	struct sw_key_hdr h = {};
+	volatile __u64 fmt[2];
+	struct sw_fp_uside *u;
+	struct sw_config *cfg;
+	__u32 cpu, magic;
+
+	cfg = cfi41_event(ctx, &h, &id, &tmp, &cpu);
+	if (!cfg)
+		return 0;
+	magic = cfg->magic;
+	fp_fmt(fmt, 'k');
+	sw_fp_kwalk_entry_mp(cfg->root, &h, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
+			     PT_REGS_FP(ctx), &ubp, &tmp, (const char *)fmt, magic);
+	u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+	if (!u)
+		return 0;
+	h.ustop = SW_STOP_UNREADABLE;
+	if (!u->h.nk)
+		goto done;
+	u->h.nk = 0;
+	h.ustop = u->h.ustop;
+	fp_fmt(fmt, 'u');
+#pragma unroll
+	for (int i = 0; i < SW_FP_UDEPTH; i++) {
+		v = u->uip[i];
+		if (!v)
+			goto done;
+		if (i > SW_CFI41_FRAMES && v >= SW_USER_MAX) {
+			h.ustop = SW_STOP_UNREADABLE;
+			goto done;
+		}
+		bpf_trace_printk((const char *)fmt, SW_FMT_FRAME_LEN, magic, i, v);
+	}
+done:
+	fp_printk_end(&h, fmt, magic);
 	return 0;
 }
 

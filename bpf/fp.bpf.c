@@ -16,14 +16,8 @@
  */
 #include "common.bpf.h"
 
-/*
- * trace_printk's size is the format's and its NUL, no more: until 5.13 the
- * helper refuses every byte before the last that is not printable, and
- * a NUL of padding is not.  (The formats are below, with the printk sink.)
- */
-#define SW_FMT_FRAME_LEN 13
-#define SW_FMT_END_LEN	8
-
+/* fp_walk.h's printed walks take its formats' sizes */
+#include "printk.bpf.h"
 #include "fp_walk.h"
 #include "task41.bpf.h"
 
@@ -74,32 +68,6 @@ struct sw_fp_xrecord {
 	struct sw_event_hdr e;
 	struct sw_fp_explain x;
 };
-
-/*
- * 4.1-4.3: no perf_event_output.  The walks print "k<magic> <i> <addr>"
- * (or "u...") for each frame as they read it, and "e<magic> <stops>" ends
- * the event; trace_pipe adds the time, task and CPU.  Formats are built on
- * the stack from little-endian words: there is no read-only data before
- * 5.2, and volatile keeps clang from making some.
- */
-#define SW_FMT_FRAME	0x252064252078256bULL	/* "k%x %d %" */
-#define SW_FMT_FRAME2	0x0a786c6cULL		/* "llx\n" */
-#define SW_FMT_END	0x0a782520782565ULL	/* "e%x %x\n" */
-
-static __always_inline void fp_fmt(volatile __u64 *fmt, char kind)
-{
-	fmt[0] = SW_FMT_FRAME ^ (kind ^ 'k');
-	fmt[1] = SW_FMT_FRAME2;
-}
-
-static __always_inline void fp_printk_end(const struct sw_key_hdr *h,
-					  volatile __u64 *fmt, __u32 magic)
-{
-	fmt[0] = SW_FMT_END;
-	fmt[1] = 0;
-	bpf_trace_printk((const char *)fmt, SW_FMT_END_LEN, magic,
-			 h->kstop | h->ustop << 8);
-}
 
 /* A walked stack is counted, or sent to user space. */
 static __always_inline void fp_done(void *ctx, struct sw_fp_record *rec,

@@ -343,10 +343,10 @@ static void print_features(struct session *s)
 	d = walkers_pick(&s->f, NULL, NULL, &why, no, sizeof(no));
 	fprintf(s->out, "%-34s %s: %s\n", "walker", d ? d->name : "none",
 		d ? why : no);
-	/* 4.1: stackcount of a kprobe's user frames takes another walker */
+	/* 4.1: a kprobe's user frames take another walker */
 	u = walkers_pick(&s->f, &user, NULL, &why, no, sizeof(no));
 	if (d && u && u != d)
-		fprintf(s->out, "%-34s %s: %s\n", "walker, stackcount of a kprobe", u->name,
+		fprintf(s->out, "%-34s %s: %s\n", "walker, a kprobe's user frames", u->name,
 			why);
 }
 

@@ -6,9 +6,11 @@
  * by frame pointers, each tagged with how it was found.  The kernel walk
  * does not fit beside it: another probe of each function, made after it
  * so that it runs first, finds the user's %rbp where the kernel chain
- * ends, and with kernel frames (-d) a third, made before it so that it
- * runs last, walks them and counts both sides.  Its keys are the fp walker's: the user side alone (struct
- * sw_fp_uside) or both (struct sw_fp_key).
+ * ends; with kernel frames (-d), and in stacksnoop, a third, made before
+ * it so that it runs last, walks them and counts both sides, or prints
+ * them as the fp walker's 4.1 program does.  Its keys are the fp
+ * walker's: the user side alone (struct sw_fp_uside) or both (struct
+ * sw_fp_key).
  */
 #include <errno.h>
 #include <bpf/bpf.h>
@@ -30,8 +32,8 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 				       msg, len);
 	/* in general, auto's pick is the fp walker's: it walks both sides */
 	if (!n)
-		return walkers_refused(&walker_cfi41, "it walks only what -U "
-				       "asks of kprobes", msg, len);
+		return walkers_refused(&walker_cfi41, "it walks only kprobes' "
+				       "user frames", msg, len);
 	if (!n->kernel_event || n->tracepoint)
 		return walkers_refused(&walker_cfi41, "on 4.1 it walks the user "
 				       "frames of kprobes only", msg, len);
@@ -43,9 +45,9 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 				       "by CPU, and where thread_info keeps the "
 				       "CPU was not found (it is measured on two "
 				       "CPUs)", msg, len);
-	if (n->explain || n->events)
+	if (n->explain)
 		return walkers_refused(&walker_cfi41, "on 4.1 (no tail calls) it "
-				       "counts only: stackcount", msg, len);
+				       "shows no unwind rules", msg, len);
 	return false;
 }
 
@@ -89,9 +91,27 @@ static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
 	const struct cfi41_bpf *s = w->skel;
 
 	(void)uentry;
-	if (role != SW_ROLE_KPROBE || w->o.sink != SINK_COUNT)
+	if (role != SW_ROLE_KPROBE)
+		return NULL;
+	if (w->o.sink == SINK_PRINTK)
+		return s->progs.cfi41_kprobe_uh;
+	if (w->o.sink != SINK_COUNT)
 		return NULL;
 	return w->o.kstack ? s->progs.cfi41_kprobe_uh : s->progs.cfi41_kprobe_u;
+}
+
+/*
+ * What runs after the user side's program, where it hands its frames on:
+ * the one that counts both sides (-d), or the one that prints them
+ * (stacksnoop); NULL where it counts them itself.
+ */
+static struct bpf_program *cfi41_last(const struct walker *w)
+{
+	const struct cfi41_bpf *s = w->skel;
+
+	if (w->o.sink == SINK_PRINTK)
+		return s->progs.cfi41_kprobe_kp;
+	return w->o.kstack ? s->progs.cfi41_kprobe_k : NULL;
 }
 
 static void cfi41_choose(struct walker *w)
@@ -99,23 +119,20 @@ static void cfi41_choose(struct walker *w)
 	const struct cfi41_bpf *s = w->skel;
 
 	walker_want(w, s->progs.cfi41_drop, true);
-	walker_want(w, s->progs.cfi41_kprobe_k, w->o.kstack);
+	walker_want(w, s->progs.cfi41_kprobe_k, cfi41_last(w) == s->progs.cfi41_kprobe_k);
+	walker_want(w, s->progs.cfi41_kprobe_kp, cfi41_last(w) == s->progs.cfi41_kprobe_kp);
 	walker_want(w, s->progs.cfi41_kprobe_bp, true);
 }
 
 /*
- * 4.1 runs a function's probes newest first.  -d: the kernel side's probe
- * before the target's, so that it runs after the user side, which hands
- * its frames on to it.
+ * 4.1 runs a function's probes newest first: the last program's probe
+ * before the target's, so that it runs after the user side.
  */
 static int cfi41_before_target(struct walker *w, const struct sw_target *tg)
 {
-	const struct cfi41_bpf *s = w->skel;
+	const struct bpf_program *last = cfi41_last(w);
 
-	if (!w->o.kstack)
-		return 0;
-	return walker_attach_spec(w, bpf_program__fd(s->progs.cfi41_kprobe_k),
-				  &tg->spec);
+	return last ? walker_attach_spec(w, bpf_program__fd(last), &tg->spec) : 0;
 }
 
 /* ... and the one that finds the user's %rbp after it, to run first */

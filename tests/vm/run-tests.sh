@@ -710,11 +710,6 @@ cfi_refused() {	# before 4.9: one line; auto takes another walker
 		refused /tmp/cr.out "--walker cfi: this kernel has neither bpf_get_stack (4.18+) nor stack maps and bpf_get_current_task (4.8+); use --walker auto" \
 			--walker cfi -d $GETPPID
 	else
-		# it counts (-d too); stacksnoop prints from trace_pipe, by fp
-		$SN -d --walker cfi $GETPPID > /tmp/cr.out 2>&1 &&
-			{ cat /tmp/cr.out; echo "exit status 0"; return 1; }
-		echo "stacksnoop: --walker cfi: on 4.1 (no tail calls) it counts only: stackcount; use --walker auto" |
-			expect /tmp/cr.out || return 1
 		refused /tmp/cr.out "--walker cfi: it unwinds user frames, and this run records none; use --walker auto" \
 			--walker cfi -K $GETPPID
 	fi
@@ -1147,10 +1142,12 @@ snoop_kprobe() {	# perf output (4.4+), or trace_pipe lines (4.1-4.3)
 }
 
 # 4.1: stacksnoop -d -p, each frame printed to trace_pipe as one program
-# reads it: only the process named, kernel then user frames
+# reads it: only the process named, kernel then user frames (the fp
+# walker's: auto gives cfi a kprobe's user frames, and the shell's exec
+# drops its tables until the tool has read sysc's maps)
 snoop_p_41() {
 	held_sysc
-	bg $SN /tmp/s41 '^TIME' -d -p $HELD $GETPPID || return 1
+	bg $SN /tmp/s41 '^TIME' -d -p $HELD --walker fp $GETPPID || return 1
 	./sysc 1	# another process's calls: not shown
 	release_sysc
 	bg_stop /tmp/s41 > /dev/null || return 1
@@ -1169,6 +1166,24 @@ snoop_p_41() {
 			printf -- '--\nr%d: raw_getppid\nr%d: %s\nr%d: main\n' $n $((n + 1)) $f $((n + 2))
 		done
 	} | expect /tmp/s41.ev
+}
+
+# 4.1, stacksnoop, cfi: the user side's program hands its frames to one
+# that prints the kernel walk's, then those, to trace_pipe
+cfi_snoop_41() {
+	$SN -d --walker cfi read_null -- ./cfipaths_o2 null > /tmp/cs.out 2> /tmp/cs.err ||
+		{ cat /tmp/cs.out /tmp/cs.err; return 1; }
+	snoop_events /tmp/cs.out > /tmp/cs.ev
+	{
+		echo 'TIME(s)            STACK'
+		for caller in sys_a sys_a sys_a sys_a sys_a sys_b sys_b sys_b sys_b sys_b sys_b; do
+			echo
+			printf 'ip: read_null\nr0: __vfs_read\nr1: vfs_read\nr2: SyS_read\nr3: system_call_fastpath\n--\n'
+			printf 'r4: syscall\nr5: %s\nr6: main\nr7: __libc_start_call_main\nr8: __libc_start_main\nr9: _start\n' $caller
+		done
+	} | expect /tmp/cs.ev || return 1
+	echo "stacksnoop: this kernel has no bpf_get_current_pid_tgid (4.2+) to see forks with, so only ./cfipaths_o2 itself is traced, not the processes it starts" |
+		expect /tmp/cs.err
 }
 
 snoop_explain_kernel() {	# the kernel chain from a kprobe, explained
@@ -1334,6 +1349,7 @@ t "-D: ends by itself" opt_D
 
 t "stacksnoop: a kernel function's events, one stack each" snoop_kprobe
 ge 4 2 || t "stacksnoop, 4.1: -d -p, only the process named, user frames exact" snoop_p_41
+ge 4 2 || t "stacksnoop, 4.1, cfi: -d, kernel frames, then every user caller to _start" cfi_snoop_41
 if [ $CLOUD = yes ]; then
 	t "stacksnoop --explain: refused without kernel frame pointers" explain_orc_refused
 elif ge 4 4; then
