@@ -423,7 +423,7 @@ int cfi41_kprobe_bp(struct pt_regs *ctx)
 /*
  * -d, last for each event: the kernel frames beside the user side
  * cfi41_kprobe_uh just walked; counted.  Where that did not run (the
- * kernel skipped it), the user side is said unreadable.
+ * kernel skipped it), the event is lost, counted so.
  */
 SEC("kprobe")
 int cfi41_kprobe_k(struct pt_regs *ctx)
@@ -437,15 +437,15 @@ int cfi41_kprobe_k(struct pt_regs *ctx)
 	u = bpf_map_lookup_elem(&cfi41_hand, &tmp);
 	if (!u)
 		return 0;
-	if (u->h.nk) {
-		u->h.nk = 0;
-		key.h.ustop = u->h.ustop;
-		bpf_probe_read(key.uip, sizeof(key.uip),
-			       (void *)(sw_ptr_value(u) +
-					__builtin_offsetof(struct sw_fp_uside, uip)));
-	} else {
-		key.h.ustop = SW_STOP_UNREADABLE;
+	if (!u->h.nk) {
+		sw_lost(SW_LOST_SKIPPED);
+		return 0;
 	}
+	u->h.nk = 0;
+	key.h.ustop = u->h.ustop;
+	bpf_probe_read(key.uip, sizeof(key.uip),
+		       (void *)(sw_ptr_value(u) +
+				__builtin_offsetof(struct sw_fp_uside, uip)));
 	sw_count(&counts_kd, &key);
 	return 0;
 }
@@ -477,9 +477,12 @@ int cfi41_kprobe_kp(struct pt_regs *ctx)
 	u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
 	if (!u)
 		return 0;
+	/* the user side skipped: its kernel frames are out, the event lost */
 	h.ustop = SW_STOP_UNREADABLE;
-	if (!u->h.nk)
+	if (!u->h.nk) {
+		sw_lost(SW_LOST_SKIPPED);
 		goto done;
+	}
 	u->h.nk = 0;
 	h.ustop = u->h.ustop;
 	fp_fmt(fmt, 'u');

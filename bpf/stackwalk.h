@@ -202,7 +202,7 @@ struct sw_config {
 	/* walk state per thread: no room for this thread's */		\
 	X(SW_LOST_WALKS_FULL, "walk_state_map_full",			\
 	  "as threads the walk state map had no room for")		\
-	/* not in the map: the kernel skipped the program (frontend) */	\
+	/* the kernel skipped the program (frontend; 4.1's cfi: BPF) */	\
 	X(SW_LOST_SKIPPED, "skipped_by_kernel",				\
 	  "skipped by the kernel, which runs no tracing program inside "	\
 	  "another on one CPU, nor a kprobe one during a BPF map syscall") \
