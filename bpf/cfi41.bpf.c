@@ -453,9 +453,9 @@ int cfi41_kprobe_k(struct pt_regs *ctx)
 /*
  * stacksnoop, last for each event: the kernel frames printed as the walk
  * reads them, then the user side cfi41_kprobe_uh handed on, a trace_pipe
- * line a frame (bpf/printk.bpf.h).  A frame-pointer step that read a word
- * above user space ends the user side there, unreadable, as
- * src/walker_cfi41.c ends a counted one.
+ * line a frame (bpf/printk.bpf.h), tagged as src/walker_cfi41.c tags a
+ * counted one's.  A frame-pointer step that read a word above user space
+ * ends the user side there, unreadable, as there too.
  */
 SEC("kprobe")
 int cfi41_kprobe_kp(struct pt_regs *ctx)
@@ -495,6 +495,9 @@ int cfi41_kprobe_kp(struct pt_regs *ctx)
 			h.ustop = SW_STOP_UNREADABLE;
 			goto done;
 		}
+		/* past the CFI frames, each a frame-pointer step: tagged so */
+		if (i > SW_CFI41_FRAMES)
+			v |= (__u64)SW_HOW_FP << SW_HOW_SHIFT;
 		bpf_trace_printk((const char *)fmt, SW_FMT_FRAME_LEN, magic, i, v);
 	}
 done:

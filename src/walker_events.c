@@ -138,6 +138,7 @@ static void on_trace_event(const struct tp_event *t, void *ctx)
 		return;
 	memcpy(h.comm, t->comm, SW_COMM_LEN);
 	walker_frames_fixup(&f);
+	walker_frames_tagged(w, &f);
 	key_event(ev, &f);
 	w->cut_events += walker_stack_cut(h.kstop) || walker_stack_cut(h.ustop);
 	w->batch.n++;

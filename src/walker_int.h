@@ -214,6 +214,8 @@ void walker_key_frames(struct walker *w, const void *key, bool counted,
 		       struct key_frames *f);
 /* What every walker's frames need, however they came: see walker_read.c. */
 void walker_frames_fixup(struct key_frames *f);
+/* Whether f's user frames carry how each was found (the cfi walker's). */
+void walker_frames_tagged(const struct walker *w, struct key_frames *f);
 /* How the user frames were found, into a stack of f's frames. */
 void walker_frames_how(struct sw_stack *st, const struct key_frames *f);
 /* Every key of m with its 8-byte value after it, in *recs (to be freed). */

@@ -189,6 +189,11 @@ void walker_key_frames(struct walker *w, const void *key, bool counted,
 	f->kcaller = f->ucaller = 0;
 	w->d->key_frames(w, key, counted, f);
 	walker_frames_fixup(f);
+	walker_frames_tagged(w, f);
+}
+
+void walker_frames_tagged(const struct walker *w, struct key_frames *f)
+{
 	f->uhow_set = w->o.kind == SW_WALKER_CFI;
 	/* cfi's frames from the kernel's unwinder: each past the first a frame-pointer step */
 	if (f->uhow_set && f->h->ustop == SW_STOP_NO_TABLE)

@@ -1169,7 +1169,7 @@ snoop_p_41() {
 }
 
 # 4.1, stacksnoop, cfi: the user side's program hands its frames to one
-# that prints the kernel walk's, then those, to trace_pipe
+# that prints the kernel walk's, then those, to trace_pipe, tagged
 cfi_snoop_41() {
 	$SN -d --walker cfi read_null -- ./cfipaths_o2 null > /tmp/cs.out 2> /tmp/cs.err ||
 		{ cat /tmp/cs.out /tmp/cs.err; return 1; }
@@ -1183,7 +1183,19 @@ cfi_snoop_41() {
 		done
 	} | expect /tmp/cs.ev || return 1
 	echo "stacksnoop: this kernel has no bpf_get_current_pid_tgid (4.2+) to see forks with, so only ./cfipaths_o2 itself is traced, not the processes it starts" |
-		expect /tmp/cs.err
+		expect /tmp/cs.err || return 1
+	# -v: each user frame tagged as stackcount -v tags it (cfi_tags_41),
+	# the frames past main left out
+	$SN -v -U --walker cfi $GETPPID -- ./deep 8 9 > /tmp/cs.out 2> /tmp/cs.err ||
+		{ cat /tmp/cs.out /tmp/cs.err; return 1; }
+	sed -E '1d; s/^[0-9.]+ +deep +[0-9]+ +[0-9]+ +//; s/: [0-9a-f]+ /: /' /tmp/cs.out |
+		awk '/ main$/ { print; skip = 1; next } /^$/ { skip = 0 } !skip' > /tmp/cs.ev
+	for i in $(seq 10); do
+		echo
+		echo 'ip: regs __getppid'
+		printf 'r0: cfi target\nr1: cfi down2\nr2: cfi down1\nr3: cfi down0\nr4: cfi down2\n'
+		printf 'r5: fp down1\nr6: fp down0\nr7: fp down2\nr8: fp down1\nr9: fp down0\nr10: fp main\n'
+	done | expect /tmp/cs.ev
 }
 
 snoop_explain_kernel() {	# the kernel chain from a kprobe, explained
@@ -1349,7 +1361,7 @@ t "-D: ends by itself" opt_D
 
 t "stacksnoop: a kernel function's events, one stack each" snoop_kprobe
 ge 4 2 || t "stacksnoop, 4.1: -d -p, only the process named, user frames exact" snoop_p_41
-ge 4 2 || t "stacksnoop, 4.1, cfi: -d, kernel frames, then every user caller to _start" cfi_snoop_41
+ge 4 2 || t "stacksnoop, 4.1, cfi: -d, kernel frames, then every user caller to _start; -v tags each frame" cfi_snoop_41
 if [ $CLOUD = yes ]; then
 	t "stacksnoop --explain: refused without kernel frame pointers" explain_orc_refused
 elif ge 4 4; then
