@@ -8,12 +8,12 @@
  * tagged with how it was found.  No room is left there for a kernel
  * walk, so other probes of the same function run programs before and
  * after it: cfi41_kprobe_bp first, for the user's %rbp where the kernel
- * chain ends, and with kernel frames (-d) cfi41_kprobe_k last, which
- * walks them and counts both sides.  Its verifier
- * reads memory only through the stack
- * and a checked map value at a constant offset, so a process's mapping
- * list and the rows are read with bpf_probe_read at their addresses, taken
- * as numbers.
+ * chain ends, and last, where the user side hands its frames on,
+ * cfi41_kprobe_k (-d), which walks the kernel frames and counts both
+ * sides, or cfi41_kprobe_kp (stacksnoop), which prints them.  Its
+ * verifier reads memory only through the stack and a checked map value
+ * at a constant offset, so a process's mapping list and the rows are read
+ * with bpf_probe_read at their addresses, taken as numbers.
  */
 #include "common.bpf.h"
 #include "printk.bpf.h"
@@ -48,10 +48,11 @@ struct {
 } counts_kd SEC(".maps");
 
 /*
- * -d: each CPU's last user side, from cfi41_kprobe_uh to cfi41_kprobe_k,
- * which 4.1 runs next for the same event: a function's probes run newest
- * first, and src/walker_cfi41.c creates the user side's last.  h.nk (no
- * count of an fp key) says it is one not taken yet.
+ * Each CPU's last user side, from cfi41_kprobe_uh to cfi41_kprobe_k or
+ * cfi41_kprobe_kp, which 4.1 runs next for the same event: a function's
+ * probes run newest first, and src/walker_cfi41.c makes the user side's
+ * after theirs.  h.nk (no count of an fp key) says it is one not taken
+ * yet.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -300,7 +301,7 @@ cfi41_event(struct pt_regs *ctx, struct sw_key_hdr *h, __u64 *id, __u64 *tmp,
 
 /*
  * A kprobe's user frames: CFI frames, then frame-pointer steps, counted
- * (-U) or handed to cfi41_kprobe_k (hand, -d).
+ * (-U) or handed on (hand: -d, stacksnoop).
  */
 static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand)
 {

@@ -570,8 +570,9 @@ static void *drainer(void *arg)
 		pfd[i + 1] = (struct pollfd){ .fd = sb->fds[i], .events = POLLIN };
 	while (!pfd[0].revents) {
 		/* records held for order are applied soon even if none follow */
-		if (poll(pfd, sb->nr + 1, sideband_holding(sb) ? SIDEBAND_HOLD_MS : -1) < 0 &&
-		    errno != EINTR)
+		int timeout = sideband_holding(sb) ? SIDEBAND_HOLD_MS : -1;
+
+		if (poll(pfd, sb->nr + 1, timeout) < 0 && errno != EINTR)
 			break;
 		if (sideband_drain(sb) < 0)
 			break;
