@@ -7,10 +7,10 @@
  * callers by CFI, then frame-pointer steps (gen/walker.py), each frame
  * tagged with how it was found.  No room is left there for a kernel
  * walk, so other probes of the same function run programs before and
- * after it: cfi41_kprobe_bp first, for the user's %rbp where the kernel
- * chain ends, and last, where the user side hands its frames on,
- * cfi41_kprobe_k (-d), which walks the kernel frames and counts both
- * sides, or cfi41_kprobe_kp (stacksnoop), which prints them.  Its
+ * after it: cfi41_kprobe_bp first, which walks the kernel frames and
+ * finds the user's %rbp where their chain ends, and last, where the user
+ * side hands its frames on, cfi41_kprobe_k (-d), which counts both sides,
+ * or cfi41_kprobe_kp (stacksnoop), which prints them.  Its
  * verifier reads memory only through the stack and a checked map value
  * at a constant offset, so a process's mapping list and the rows are read
  * with bpf_probe_read at their addresses, taken as numbers.
@@ -76,11 +76,13 @@ struct cfi41_state {
 	/* a mapping whose file has no table yet, or past the searches */
 	__u64 no_table;
 	/*
-	 * The user's %rbp where the kernel chain left for user space, from
-	 * cfi41_kprobe_bp, which 4.1 runs first for the same event; set:
-	 * not taken yet
+	 * From cfi41_kprobe_bp, which 4.1 runs first for the same event: the
+	 * user's %rbp where the kernel chain left for user space (ubp_set:
+	 * not taken yet by the user side), and the kernel frames (kip_set:
+	 * not taken yet by the last program), walked once
 	 */
-	__u64 ubp, ubp_set;
+	__u64 ubp, ubp_set, kstop, kip_set;
+	__u64 kip[SW_FP_KDEPTH];
 };
 
 struct {
@@ -400,8 +402,9 @@ static __always_inline int cfi41_kernel(struct pt_regs *ctx, struct sw_fp_key *k
 }
 
 /*
- * First for each event: the user's %rbp for cfi41_user, where the kernel
- * chain ends (no room for this walk beside its five frames).
+ * First for each event: the kernel frames, for the last program, and the
+ * user's %rbp where their chain ends, for cfi41_user (no room for this
+ * walk beside its five frames).
  */
 SEC("kprobe")
 int cfi41_kprobe_bp(struct pt_regs *ctx)
@@ -418,32 +421,61 @@ int cfi41_kprobe_bp(struct pt_regs *ctx)
 		return 0;
 	st->ubp = ubp;
 	st->ubp_set = 1;
+#pragma unroll
+	for (int i = 0; i < SW_FP_KDEPTH; i++)
+		st->kip[i] = key.kip[i];
+	st->kstop = key.h.kstop;
+	st->kip_set = 1;
 	return 0;
 }
 
 /*
- * -d, last for each event: the kernel frames beside the user side
- * cfi41_kprobe_uh just walked; counted.  Where that did not run (the
- * kernel skipped it), the event is lost, counted so.
+ * The kernel frames cfi41_kprobe_bp walked for this event, and the user
+ * side cfi41_kprobe_uh handed on, for the last program; NULL where either
+ * did not run for it (the kernel skipped it): the event is lost, counted.
+ */
+static __always_inline struct sw_fp_uside *
+cfi41_sides(struct cfi41_state **st, __u32 *cpu)
+{
+	struct sw_fp_uside *u = bpf_map_lookup_elem(&cfi41_hand, cpu);
+
+	*st = bpf_map_lookup_elem(&cfi41_state, cpu);
+	if (!u || !*st)
+		return NULL;
+	if (!u->h.nk || !(*st)->kip_set) {
+		u->h.nk = 0;
+		(*st)->kip_set = 0;
+		sw_lost(SW_LOST_SKIPPED);
+		return NULL;
+	}
+	u->h.nk = 0;
+	(*st)->kip_set = 0;
+	return u;
+}
+
+/*
+ * -d, last for each event: the kernel frames beside the user side; both
+ * counted.
  */
 SEC("kprobe")
 int cfi41_kprobe_k(struct pt_regs *ctx)
 {
-	__u64 ubp = 0, tmp = 0;
 	struct sw_fp_key key = {};
+	struct cfi41_state *st;
 	struct sw_fp_uside *u;
+	__u64 id, tmp = 0;
+	__u32 cpu;
 
-	if (!cfi41_kernel(ctx, &key, &ubp, &tmp))
+	if (!cfi41_event(ctx, &key.h, &id, &tmp, &cpu))
 		return 0;
-	u = bpf_map_lookup_elem(&cfi41_hand, &tmp);
+	u = cfi41_sides(&st, &cpu);
 	if (!u)
 		return 0;
-	if (!u->h.nk) {
-		sw_lost(SW_LOST_SKIPPED);
-		return 0;
-	}
-	u->h.nk = 0;
+	key.h.kstop = st->kstop;
 	key.h.ustop = u->h.ustop;
+	bpf_probe_read(key.kip, sizeof(key.kip),
+		       (void *)(sw_ptr_value(st) +
+				__builtin_offsetof(struct cfi41_state, kip)));
 	bpf_probe_read(key.uip, sizeof(key.uip),
 		       (void *)(sw_ptr_value(u) +
 				__builtin_offsetof(struct sw_fp_uside, uip)));
@@ -452,40 +484,40 @@ int cfi41_kprobe_k(struct pt_regs *ctx)
 }
 
 /*
- * stacksnoop, last for each event: the kernel frames printed as the walk
- * reads them, then the user side cfi41_kprobe_uh handed on, a trace_pipe
- * line a frame (bpf/printk.bpf.h), tagged as src/walker_cfi41.c tags a
- * counted one's.  A frame-pointer step that read a word above user space
- * ends the user side there, unreadable, as there too.
+ * stacksnoop, last for each event: the kernel frames, then the user
+ * side's, a trace_pipe line a frame (bpf/printk.bpf.h), tagged as
+ * src/walker_cfi41.c tags a counted one's.  A frame-pointer step that
+ * read a word above user space ends the user side there, unreadable, as
+ * there too.
  */
 SEC("kprobe")
 int cfi41_kprobe_kp(struct pt_regs *ctx)
 {
-	__u64 id, ubp = 0, tmp = 0, v;
 	struct sw_key_hdr h = {};
 	volatile __u64 fmt[2];
+	struct cfi41_state *st;
 	struct sw_fp_uside *u;
 	struct sw_config *cfg;
+	__u64 id, tmp = 0, v;
 	__u32 cpu, magic;
 
 	cfg = cfi41_event(ctx, &h, &id, &tmp, &cpu);
 	if (!cfg)
 		return 0;
 	magic = cfg->magic;
-	fp_fmt(fmt, 'k');
-	sw_fp_kwalk_entry_mp(cfg->root, &h, PT_REGS_IP(ctx), PT_REGS_SP(ctx),
-			     PT_REGS_FP(ctx), &ubp, &tmp, (const char *)fmt, magic);
-	u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+	u = cfi41_sides(&st, &cpu);
 	if (!u)
 		return 0;
-	/* the user side skipped: its kernel frames are out, the event lost */
-	h.ustop = SW_STOP_UNREADABLE;
-	if (!u->h.nk) {
-		sw_lost(SW_LOST_SKIPPED);
-		goto done;
-	}
-	u->h.nk = 0;
+	h.kstop = st->kstop;
 	h.ustop = u->h.ustop;
+	fp_fmt(fmt, 'k');
+#pragma unroll
+	for (int i = 0; i < SW_FP_KDEPTH; i++) {
+		v = st->kip[i];
+		if (!v)
+			break;
+		bpf_trace_printk((const char *)fmt, SW_FMT_FRAME_LEN, magic, i, v);
+	}
 	fp_fmt(fmt, 'u');
 #pragma unroll
 	for (int i = 0; i < SW_FP_UDEPTH; i++) {

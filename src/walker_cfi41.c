@@ -5,10 +5,10 @@
  * unwind tables the frontend loads (src/unwind.c, as on 4.9+), the rest
  * by frame pointers, each tagged with how it was found.  The kernel walk
  * does not fit beside it: another probe of each function, made after it
- * so that it runs first, finds the user's %rbp where the kernel chain
- * ends; with kernel frames (-d), and in stacksnoop, a third, made before
- * it so that it runs last, walks them and counts both sides, or prints
- * them as the fp walker's 4.1 program does.  Its keys are the fp
+ * so that it runs first, walks the kernel frames and finds the user's
+ * %rbp where their chain ends; with kernel frames (-d), and in
+ * stacksnoop, a third, made before it so that it runs last, counts both
+ * sides, or prints them as the fp walker's 4.1 program does.  Its keys are the fp
  * walker's: the user side alone (struct sw_fp_uside) or both (struct
  * sw_fp_key).
  */

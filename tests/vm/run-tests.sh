@@ -743,9 +743,10 @@ cfi_callers_41() {
 }
 
 # -d: the kernel frames by a second probe of the function, whose program
-# 4.1 runs after the user side's (newest first) and which counts both: a
-# program that ran in the other order would pair each event's kernel
-# frames with the last one's user frames, and the counts would be off
+# 4.1 runs before the user side's (newest first), and counted by a third,
+# run after it: programs run in another order would pair each event's
+# kernel frames with the last one's user frames, or miss them, and the
+# stacks or counts would be off
 cfi_kprobe_d_41() {
 	cfi_kprobe_d cfipaths cfipaths_dyn || return 1
 	cfi_kprobe_d cfipaths_o2 cfipaths_o2_dyn || return 1
