@@ -141,7 +141,7 @@ FIRST=$GETPPID
 # (The cloud kernel's x64_sys_call jumps to the function, a tail call.)
 case $SW_KERNEL:$REL in
 *:4.1.*)	ENTRY='  system_call_fastpath' ;;
-*:4.14.*) ENTRY='  entry_SYSCALL_64_fastpath' ;;
+*:4.[2-8].*|*:4.14.*) ENTRY='  entry_SYSCALL_64_fastpath' ;;
 *:4.9.*) ENTRY='  do_syscall_64
   entry_SYSCALL_64_after_swapgs' ;;
 fp*:*)	ENTRY='  x64_sys_call
@@ -1277,7 +1277,8 @@ if ge 4 2; then
 		esac
 		t "kprobe, $w: -d, user frames of a syscall exact" kprobe_user_exact $w
 	done
-	grep -q 'syscall fast path, stale %rbp  *yes' /tmp/feat.out &&
+	# (before 4.6 there is no stack map to refuse)
+	ge 4 6 && grep -q 'syscall fast path, stale %rbp  *yes' /tmp/feat.out &&
 		t "kprobe: -d, stackmap refused (stale %rbp); auto takes cfi" fastpath_refused &&
 		t "kprobe, auto: -d, user frames of a syscall exact" kprobe_user_exact auto
 fi

@@ -11,7 +11,9 @@ B=build
 S=$B/tests/workloads/static
 kernels=(cloud:$B/vm/cloud/vmlinuz cloud612:$B/vm/cloud612/vmlinuz fp:$B/vm/fp/bzImage
 	fp612:$B/vm/fp612/bzImage)
-for k in ../shared/kernels/*/bzImage; do
+# VM_MORE_KERNELS="DIR ...": more kernels, each DIR holding a bzImage built
+# as ../shared/kernels' are (named by the DIR's last component)
+for k in ../shared/kernels/*/bzImage ${VM_MORE_KERNELS:+$(printf '%s/bzImage ' $VM_MORE_KERNELS)}; do
 	[ -e "$k" ] && kernels+=("$(basename "$(dirname "$k")"):$k")
 done
 
