@@ -269,6 +269,10 @@ static int plan(struct session *s)
 		if (no_user)
 			wo->ustack = false;
 		s->task41_err = e;
+	} else if (kprobe && wo->ustack && !walker_cfi_runs(f) &&
+		   (kind == SW_WALKER_AUTO || kind == SW_WALKER_CFI)) {
+		/* 4.2-4.8: the cfi walker's stand-in finds them as 4.1 does */
+		need.no_task = task_calib(f, &wo->task41) != 0;
 	}
 	/* 4.1: the CPU from the thread_info, if it was found */
 	if (o->cpu >= 0 && !f->helper_cpu && !wo->task41.cpu)
@@ -284,8 +288,8 @@ static int plan(struct session *s)
 	need.ustack = wo->ustack;
 	need.explain = o->sink == SINK_EXPLAIN;
 	need.events = o->sink != SINK_COUNT;
-	need.no_cpu = !f->helper_cpu && !wo->task41.cpu &&
-		      libbpf_num_possible_cpus() > 1;
+	/* the CPU as walker_cfi41 and 4.1's fp programs find it */
+	need.no_cpu = !wo->task41.cpu && libbpf_num_possible_cpus() > 1;
 	if (kind == SW_WALKER_AUTO) {
 		d = walkers_pick(f, &need, NULL, &s->why, err, sizeof(err));
 		if (!d)
@@ -343,7 +347,7 @@ static void print_features(struct session *s)
 	d = walkers_pick(&s->f, NULL, NULL, &why, no, sizeof(no));
 	fprintf(s->out, "%-34s %s: %s\n", "walker", d ? d->name : "none",
 		d ? why : no);
-	/* 4.1: a kprobe's user frames take another walker */
+	/* 4.1-4.8: a kprobe's user frames take another walker */
 	u = walkers_pick(&s->f, &user, NULL, &why, no, sizeof(no));
 	if (d && u && u != d)
 		fprintf(s->out, "%-34s %s: %s\n", "walker, a kprobe's user frames", u->name,

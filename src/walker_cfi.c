@@ -47,22 +47,27 @@ static bool cfl_fast_path_ok(const struct sw_features *f, const struct walker_ne
 	       (n->tracepoint ? n->syscall_tp : f->unwinder == SW_UNWINDER_FP);
 }
 
-static bool cfi_refuse(const struct sw_features *f, const struct walker_need *n,
-		       char *msg, size_t len)
+bool walker_cfi_runs(const struct sw_features *f)
 {
 	bool tails = f->helper_tail_call && f->map_prog_array;
-	struct walker_need fast;
 	bool kernel_side = f->helper_get_stack ||
 			   (f->helper_stackid && f->map_stack_trace &&
 			    f->prog_tracepoint && f->helper_current_task);
+
+	return kernel_side && f->map_percpu && tails;
+}
+
+static bool cfi_refuse(const struct sw_features *f, const struct walker_need *n,
+		       char *msg, size_t len)
+{
+	struct walker_need fast;
 
 	if (n && cfl_fast_path_ok(f, n)) {
 		fast = *n;
 		fast.kernel_event = false;
 		n = &fast;
 	}
-	if (walkers_refuse_helper(&walker_cfi, f, n, kernel_side &&
-				  f->map_percpu && tails,
+	if (walkers_refuse_helper(&walker_cfi, f, n, walker_cfi_runs(f),
 				  "this kernel has neither bpf_get_stack (4.18+) "
 				  "nor stack maps and bpf_get_current_task (4.8+)",
 				  msg, len))

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The cfi walker on 4.1 (bpf/cfi41.bpf.c): no tail calls there, so one
- * program takes a kernel event's user frames, the first few by the
+ * The cfi walker on 4.1-4.8 (bpf/cfi41.bpf.c): no tail calls on 4.1, and
+ * before 4.9 none of the stack maps, per-CPU maps and current task the
+ * cfi walker's chains need (src/walker_cfi.c), so one program takes a
+ * kernel event's user frames, the first few by the
  * unwind tables the frontend loads (src/unwind.c, as on 4.9+), the rest
  * by frame pointers, each tagged with how it was found.  The kernel walk
  * does not fit beside it: another probe of each function, made after it
@@ -30,12 +32,15 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 		return walkers_refused(&walker_cfi41, "this kernel refuses BPF "
 				       "programs (CONFIG_BPF_EVENTS, or run as root)",
 				       msg, len);
+	if (f->legacy)
+		return walkers_refused(&walker_cfi41, "forced legacy mode runs the "
+				       "fp walker only", msg, len);
 	/* in general, auto's pick is the fp walker's: it walks both sides */
 	if (!n)
 		return walkers_refused(&walker_cfi41, "it walks only kprobes' "
 				       "user frames", msg, len);
 	if (!n->kernel_event || n->tracepoint)
-		return walkers_refused(&walker_cfi41, "on 4.1 it walks the user "
+		return walkers_refused(&walker_cfi41, "before 4.9 it walks the user "
 				       "frames of kprobes only", msg, len);
 	if (!n->ustack)
 		return walkers_refused(&walker_cfi41, "it unwinds user frames, and "
@@ -45,19 +50,32 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 				       "by CPU, and where thread_info keeps the "
 				       "CPU was not found (it is measured on two "
 				       "CPUs)", msg, len);
+	if (n->no_task)
+		return walkers_refused(&walker_cfi41, "it finds each event's process "
+				       "from the task at the kernel stack's base, "
+				       "not found here", msg, len);
 	if (n->explain)
-		return walkers_refused(&walker_cfi41, "on 4.1 (no tail calls) it "
-				       "shows no unwind rules", msg, len);
+		return walkers_refused(&walker_cfi41, "before 4.9 it shows no unwind "
+				       "rules", msg, len);
+	/* its printer writes to trace_pipe, as stacksnoop's events go on 4.1-4.3 */
+	if (n->events && f->helper_output && f->map_perf_array)
+		return walkers_refused(&walker_cfi41, "before 4.9 it sends no events "
+				       "through perf buffers (4.4+), as stacksnoop "
+				       "does here", msg, len);
 	return false;
 }
 
+#define CFI41_WHY " user callers from unwind tables, then frame pointers; " \
+		  "kernel frames by a second probe's frame-pointer walk"
+
 static const char *cfi41_why(const struct sw_features *f, const struct walker_need *n)
 {
-	(void)f;
 	(void)n;
-	return "no tail calls (4.1): the first " CFI41_STR(SW_CFI41_FRAMES)
-	       " user callers from unwind tables, then frame pointers; kernel "
-	       "frames by a second probe's frame-pointer walk";
+	if (!f->helper_tail_call)
+		return "no tail calls (4.1): the first " CFI41_STR(SW_CFI41_FRAMES)
+		       CFI41_WHY;
+	return "no stack maps or per-CPU maps (4.2-4.8): the first "
+	       CFI41_STR(SW_CFI41_FRAMES) CFI41_WHY;
 }
 
 static int cfi41_open(struct walker *w)
@@ -195,7 +213,7 @@ static void cfi41_key_frames(struct walker *w, const void *key, bool counted,
 const struct walker_desc walker_cfi41 = {
 	.kind = SW_WALKER_CFI,
 	.name = "cfi",
-	.only_41 = true,
+	.stand_in = true,
 	.refuse = cfi41_refuse,
 	.why = cfi41_why,
 	.open = cfi41_open,

@@ -16,7 +16,7 @@ static const struct walker_desc *const walkers_auto[] = {
 /* d is not this kernel's walker of its kind */
 static bool other_era(const struct sw_features *f, const struct walker_desc *d)
 {
-	return d->only_41 && f->helper_tail_call;
+	return d->stand_in && walker_cfi_runs(f);
 }
 
 const struct walker_desc *walkers_get(const struct sw_features *f,

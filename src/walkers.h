@@ -33,8 +33,10 @@ struct walker_need {
 	bool kstack, ustack;
 	bool explain;		/* stacksnoop --explain */
 	bool events;		/* stacksnoop: each event sent, not counted */
-	/* 4.1: an event's CPU not known (measured on two CPUs), and more than one */
+	/* 4.1-4.8: an event's CPU not known (measured on two CPUs), and more than one */
 	bool no_cpu;
+	/* 4.2-4.8: the task at the kernel stack's base not found (src/task_calib.c) */
+	bool no_task;
 };
 
 struct walker;
@@ -45,8 +47,11 @@ struct walker_desc {
 	enum sw_walker kind;
 	const char *name;
 	bool tail_calls;	/* its programs tail-call one another */
-	/* for kernels without tail calls (4.1) only, in its kind's place */
-	bool only_41;
+	/*
+	 * for kernels the cfi walker cannot run on (4.1-4.8: no stack maps,
+	 * per-CPU maps or bpf_get_current_task) only, in its kind's place
+	 */
+	bool stand_in;
 	/* ... and all can be loaded for uprobe_multi links (choose_multi) */
 	bool multi_tails;
 	/*
@@ -93,6 +98,9 @@ struct walker_desc {
 
 extern const struct walker_desc walker_cfi, walker_cfi41, walker_getstack,
 				 walker_stackmap, walker_fp;
+
+/* The kernel has what the cfi walker needs (4.9+); else walker_cfi41 stands in. */
+bool walker_cfi_runs(const struct sw_features *f);
 
 /* The walker of that kind for this kernel (4.1 has a cfi walker of its own). */
 const struct walker_desc *walkers_get(const struct sw_features *f,

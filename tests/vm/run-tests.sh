@@ -167,6 +167,18 @@ KWALKERS=$UWALKERS
 ge 4 9 && UWALKERS="$UWALKERS cfi"
 DWALKERS=$KWALKERS
 ge 4 9 && DWALKERS="$DWALKERS cfi"
+# before 4.9, the cfi walker's stand-in (src/walker_cfi41.c), as it says why
+# and of -- COMMAND
+if ge 4 2; then
+	CFI41_WHY='no stack maps or per-CPU maps (4.2-4.8)'
+	CFI41_CMD='the cfi walker follows no forks before 4.9, so only'
+	CFI41_CMD_FP='; --walker fp follows them'
+else
+	CFI41_WHY='no tail calls (4.1)'
+	CFI41_CMD='this kernel has no bpf_get_current_pid_tgid (4.2+) to see forks with, so only'
+	CFI41_CMD_FP=
+fi
+CFI41_WHY="$CFI41_WHY: the first 5 user callers from unwind tables, then frame pointers; kernel frames by a second probe's frame-pointer walk"
 # a syscall's event with its user registers: BPF on syscalls:* is 4.14+
 SYSEV=t:syscalls:sys_enter_getppid
 ge 4 14 || SYSEV=$GETPPID
@@ -706,13 +718,16 @@ cfi_deep() {
 }
 
 cfi_refused() {	# before 4.9: one line; auto takes another walker
-	if ge 4 2; then
-		refused /tmp/cr.out "--walker cfi: this kernel has neither bpf_get_stack (4.18+) nor stack maps and bpf_get_current_task (4.8+); use --walker auto" \
-			--walker cfi -d $GETPPID
-	else
-		refused /tmp/cr.out "--walker cfi: it unwinds user frames, and this run records none; use --walker auto" \
-			--walker cfi -K $GETPPID
-	fi
+	refused /tmp/cr.out "--walker cfi: it unwinds user frames, and this run records none; use --walker auto" \
+		--walker cfi -K $GETPPID || return 1
+	ge 4 3 || return 0
+	refused /tmp/cr.out "--walker cfi: before 4.9 it walks the user frames of kprobes only; use --walker auto" \
+		--walker cfi ./paths:work || return 1
+	ge 4 4 || return 0
+	# stacksnoop's events go through perf buffers from 4.4
+	$SN --walker cfi -d $GETPPID > /tmp/cr.out 2>&1 && { cat /tmp/cr.out; return 1; }
+	echo "stacksnoop: --walker cfi: before 4.9 it sends no events through perf buffers (4.4+), as stacksnoop does here; use --walker auto" |
+		expect /tmp/cr.out
 }
 
 # expect_line LINE: standard input is that one line
@@ -739,7 +754,7 @@ cfi_callers_41() {
 	done
 	sc /tmp/c.out --debug -U $GETPPID -- ./cfipaths_o2 || return 1
 	grep '^walker: ' /tmp/c.out |
-		expect_line "walker: cfi (no tail calls (4.1): the first 5 user callers from unwind tables, then frame pointers; kernel frames by a second probe's frame-pointer walk)"
+		expect_line "walker: cfi ($CFI41_WHY)"
 }
 
 # -d: the kernel frames by a second probe of the function, whose program
@@ -752,11 +767,11 @@ cfi_kprobe_d_41() {
 	cfi_kprobe_d cfipaths_o2 cfipaths_o2_dyn || return 1
 	sc /tmp/c.out --debug -d $GETPPID -- ./cfipaths_o2 || return 1
 	grep '^walker: ' /tmp/c.out |
-		expect_line "walker: cfi (no tail calls (4.1): the first 5 user callers from unwind tables, then frame pointers; kernel frames by a second probe's frame-pointer walk)"
+		expect_line "walker: cfi ($CFI41_WHY)"
 }
 
 read_null_block() {	# CALLER COUNT: one stack of cfipaths null, -d, on 4.1.52
-	printf '  %s\n' read_null __vfs_read vfs_read SyS_read system_call_fastpath
+	printf '  %s\n' read_null __vfs_read vfs_read SyS_read $ROOT_SYSCALL
 	echo '    --'
 	printf '  %s\n' syscall $1 main __libc_start_call_main __libc_start_main _start
 	echo "    $2"
@@ -805,7 +820,7 @@ Tracing 1 functions for "$GETPPID"... Hit Ctrl-C to end.
 
 Detaching...
 EOF
-	echo "stackcount: this kernel has no bpf_get_current_pid_tgid (4.2+) to see forks with, so only ./deep itself is traced, not the processes it starts" |
+	echo "stackcount: $CFI41_CMD ./deep itself is traced, not the processes it starts$CFI41_CMD_FP" |
 		expect /tmp/t.out.err
 }
 
@@ -1179,7 +1194,7 @@ cfi_snoop_41() {
 		echo 'TIME(s)            STACK'
 		for caller in sys_a sys_a sys_a sys_a sys_a sys_b sys_b sys_b sys_b sys_b sys_b; do
 			echo
-			printf 'ip: read_null\nr0: __vfs_read\nr1: vfs_read\nr2: SyS_read\nr3: system_call_fastpath\n--\n'
+			printf 'ip: read_null\nr0: __vfs_read\nr1: vfs_read\nr2: SyS_read\nr3: %s\n--\n' $ROOT_SYSCALL
 			printf 'r4: syscall\nr5: %s\nr6: main\nr7: __libc_start_call_main\nr8: __libc_start_main\nr9: _start\n' $caller
 		done
 	} | expect /tmp/cs.ev || return 1
@@ -1323,7 +1338,7 @@ if ge 4 9; then
 	t "cfi, a uprobe wildcard: through multi-probe links where the kernel has them, every stack exact" cfi_links
 	ge 4 18 || t "cfi, 4.9-4.17: a stack of the key's most frames whole, one more cut, marked and said" cfi_deep
 else
-	t "cfi: refused before 4.9, in one line" cfi_refused
+	t "cfi before 4.9: what it cannot walk refused, in one line" cfi_refused
 fi
 if [ "$SW_KERNEL" = cloud612 ]; then
 	t "cfi, 1 CPU, full preemption: two processes at one probe, their walks apart" cfi_race
@@ -1352,12 +1367,14 @@ else
 	t "4.1: -- COMMAND, its own process only, said in one line" cmd_41
 	t "4.1: -P, user frames of a syscall exact, the process from its task" user_frames_41
 	t "4.1: -p -U: only the process named" opt_p_41
-	t "4.1, cfi: a kprobe's -U, five callers by CFI: every caller to _start, static and dynamic, -O2 without frame pointers too" cfi_callers_41
-	t "4.1, cfi, a kprobe in a syscall, -d: kernel frames by a second probe, then every user caller to _start, static and dynamic, -O2 too" cfi_kprobe_d_41
-	t "4.1, cfi: a kprobe three calls below the system call: the user's %rbp from the kernel chain's end, every caller to _start" cfi_deep_41
-	t "4.1, cfi: -v tags each frame: registers, CFI, then frame pointers" cfi_tags_41
-	t "4.1, cfi: a process started after the tool: frame pointers, counted and said" cfi_untabled_41
-	t "4.1, cfi: two processes at one probe on two CPUs, their walks apart" cfi_race_41
+fi
+if ! ge 4 9; then
+	t "4.1-4.8, cfi: a kprobe's -U, five callers by CFI: every caller to _start, static and dynamic, -O2 without frame pointers too" cfi_callers_41
+	t "4.1-4.8, cfi, a kprobe in a syscall, -d: kernel frames by a second probe, then every user caller to _start, static and dynamic, -O2 too" cfi_kprobe_d_41
+	t "4.1-4.8, cfi: a kprobe three calls below the system call: the user's %rbp from the kernel chain's end, every caller to _start" cfi_deep_41
+	t "4.1-4.8, cfi: -v tags each frame: registers, CFI, then frame pointers" cfi_tags_41
+	t "4.1-4.8, cfi: a process started after the tool: frame pointers, counted and said" cfi_untabled_41
+	t "4.1-4.8, cfi: two processes at one probe on two CPUs, their walks apart" cfi_race_41
 fi
 t "-D: ends by itself" opt_D
 
