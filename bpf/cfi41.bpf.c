@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * The cfi walker on 4.1: user frames of a kernel event found from the
- * binaries' unwind tables (bpf/cfi.h), where 4.9+ take them by tail calls
- * (bpf/cfi_walk.bpf.h).  4.1 has no tail calls, so one program of at most
+ * The cfi walker on 4.1-4.8: user frames of a kernel event (and from 4.3
+ * of a uprobe) found from the binaries' unwind tables (bpf/cfi.h), where
+ * 4.9+ take them by tail calls (bpf/cfi_walk.bpf.h).  4.1 has no tail
+ * calls, and 4.2-4.8 none of the maps those chains keep their state and
+ * kernel frames in, so one program of at most
  * 4,096 instructions holds the whole walk: the first SW_CFI41_FRAMES
  * callers by CFI, then frame-pointer steps (gen/walker.py), each frame
  * tagged with how it was found.  No room is left there for a kernel
@@ -201,10 +203,12 @@ static __always_inline __u64 cfi41_row(const struct cfi41_state *st, __u64 pc,
  * row"), but for signal frames, which end the walk here (cut).  st moves
  * to the caller, whose return address, tagged, goes to *out.  0 to go
  * on, else the SW_STOP_* that ends the walk.  adj: pc is a return
- * address (every frame but the first).  st->bp_ok is a mask.
+ * address (every frame but the first).  st->bp_ok is a mask.  entry: pc
+ * is a function's first instruction (a uprobe's), whose rule holds where
+ * no row covers it, as on 4.9+ (bpf/cfi_walk.bpf.h): CFA = %rsp + 8.
  */
 static __always_inline int cfi41_step(struct cfi41_state *st, const int adj,
-				      __u64 *tmp, __u64 *out)
+				      const int entry, __u64 *tmp, __u64 *out)
 {
 	__u64 pc = st->pc - adj, r, kind, off, cfa, ra, sp, bp, none,
 	      from_bp, rbp, saved;
@@ -212,6 +216,10 @@ static __always_inline int cfi41_step(struct cfi41_state *st, const int adj,
 
 	cfi41_map(st, pc, tmp);
 	r = cfi41_row(st, pc, tmp);
+	if (entry) {
+		none = sw_mask_eq((r >> 48) & 0xff, SW_CFI_NONE);
+		r = (r & ~none) | (((__u64)SW_CFI_RSP << 48 | 1ULL << 32) & none);
+	}
 	kind = (r >> 48) & 0xff;
 	if (kind == SW_CFI_END)
 		return SW_STOP_END;
@@ -302,6 +310,49 @@ cfi41_event(struct pt_regs *ctx, struct sw_key_hdr *h, __u64 *id, __u64 *tmp,
 }
 
 /*
+ * The user frames from st's registers (pc, sp, bp, bp_ok) into key: CFI
+ * frames, then frame-pointer steps.
+ */
+static __always_inline void cfi41_walk(struct cfi41_state *st, __u32 tgid,
+				       const int entry, struct sw_fp_uside *key,
+				       __u64 *tmp)
+{
+	__u32 zero = 0;
+	void *v;
+	int stop;
+
+	st->no_table = 0;
+	st->proc = 0;
+	v = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	if (v)
+		st->proc = sw_ptr_value(v);
+	st->rows = 0;
+	v = bpf_map_lookup_elem(&cfi_rows, &zero);
+	if (v)
+		st->rows = sw_ptr_value(v);
+	key->uip[0] = st->pc;
+#pragma unroll
+	for (int i = 0; i < SW_CFI41_FRAMES; i++) {
+		stop = cfi41_step(st, i > 0, entry && i == 0, tmp, &key->uip[i + 1]);
+		if (stop) {
+			key->h.ustop = stop;
+			goto tables;
+		}
+	}
+	if (!st->bp_ok) {
+		key->h.ustop = SW_STOP_UNREADABLE;
+		goto tables;
+	}
+	sw_fp_uwalk_cfi41(key, st->bp, tmp);
+tables:
+	/* a process or a file without tables: its frames by frame pointers */
+	if (!st->proc || st->no_table) {
+		key->h.ustop = SW_STOP_NO_TABLE;
+		sw_lost(SW_LOST_NO_TABLE);
+	}
+}
+
+/*
  * A kprobe's user frames: CFI frames, then frame-pointer steps, counted
  * (-U) or handed on (hand: -d, stacksnoop).
  */
@@ -311,9 +362,7 @@ static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand)
 	struct sw_fp_uside key = {};
 	struct cfi41_state *st;
 	struct sw_config *cfg;
-	__u32 cpu, tgid, zero = 0;
-	void *v;
-	int stop;
+	__u32 cpu;
 
 	cfg = cfi41_event(ctx, &key.h, &id, &tmp, &cpu);
 	if (!cfg)
@@ -331,36 +380,7 @@ static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand)
 	st->sp = cfi41_read(regs + SW_PT_REGS_SP, &tmp);
 	st->bp = bp;
 	st->bp_ok = -bp_ok;
-	st->no_table = 0;
-	st->proc = 0;
-	tgid = id >> 32;
-	v = bpf_map_lookup_elem(&cfi_procs, &tgid);
-	if (v)
-		st->proc = sw_ptr_value(v);
-	st->rows = 0;
-	v = bpf_map_lookup_elem(&cfi_rows, &zero);
-	if (v)
-		st->rows = sw_ptr_value(v);
-	key.uip[0] = st->pc;
-#pragma unroll
-	for (int i = 0; i < SW_CFI41_FRAMES; i++) {
-		stop = cfi41_step(st, i > 0, &tmp, &key.uip[i + 1]);
-		if (stop) {
-			key.h.ustop = stop;
-			goto tables;
-		}
-	}
-	if (!st->bp_ok) {
-		key.h.ustop = SW_STOP_UNREADABLE;
-		goto tables;
-	}
-	sw_fp_uwalk_cfi41(&key, st->bp, &tmp);
-tables:
-	/* a process or a file without tables: its frames by frame pointers */
-	if (!st->proc || st->no_table) {
-		key.h.ustop = SW_STOP_NO_TABLE;
-		sw_lost(SW_LOST_NO_TABLE);
-	}
+	cfi41_walk(st, id >> 32, 0, &key, &tmp);
 done:
 	if (hand) {
 		key.h.nk = 1;
@@ -373,6 +393,41 @@ done:
 
 SEC("kprobe") int cfi41_kprobe_u(struct pt_regs *ctx) { return cfi41_user(ctx, 0); }
 SEC("kprobe") int cfi41_kprobe_uh(struct pt_regs *ctx) { return cfi41_user(ctx, 1); }
+
+/*
+ * 4.3-4.8: a uprobe's or USDT probe's user frames, from the registers it
+ * fired with, counted.  These kernels give its program the process, the
+ * CPU and so -p, -c and -- COMMAND's children as 4.9+ do (4.2's helpers);
+ * the walk is this program's alone, with preemption off, so the CPU's
+ * state is its own throughout.
+ */
+static __always_inline int cfi41_uprobe(struct pt_regs *ctx, const int entry)
+{
+	struct sw_fp_uside key = {};
+	struct cfi41_state *st;
+	struct sw_config *cfg;
+	__u64 id, tmp = 0;
+	__u32 cpu;
+
+	cfg = sw_filter(1, 0, &id);
+	if (!cfg)
+		return 0;
+	sw_key_hdr(&key.h, cfg, id, 0);
+	cpu = bpf_get_smp_processor_id();
+	st = bpf_map_lookup_elem(&cfi41_state, &cpu);
+	if (!st)
+		return 0;
+	st->pc = PT_REGS_IP(ctx);
+	st->sp = PT_REGS_SP(ctx);
+	st->bp = PT_REGS_FP(ctx);
+	st->bp_ok = -1ULL;
+	cfi41_walk(st, id >> 32, entry, &key, &tmp);
+	sw_count(&counts, &key);
+	return 0;
+}
+
+SEC("kprobe") int cfi41_uprobe_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 0); }
+SEC("kprobe") int cfi41_uprobe_entry_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 1); }
 
 /*
  * The event's kernel frames into key, by the fp walker's kernel walk

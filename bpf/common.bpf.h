@@ -432,6 +432,22 @@ int sw_fork_kretprobe(struct pt_regs *ctx)				\
 	return 0;							\
 }									\
 									\
+/* wake_up_new_task(p): the child's id, before the child first runs */	\
+SEC("kprobe")								\
+int sw_fork_kprobe(struct pt_regs *ctx)					\
+{									\
+	__u32 zero = 0, child = 0;					\
+	struct sw_config *cfg = bpf_map_lookup_elem(&config, &zero);	\
+									\
+	if (!cfg)							\
+		return 0;						\
+	bpf_probe_read(&child, sizeof(child),				\
+		       (void *)(PT_REGS_PARM1(ctx) + cfg->task_pid_off));	\
+	if (child)							\
+		sw_follow_child(child);					\
+	return 0;							\
+}									\
+									\
 SEC("tracepoint")							\
 int sw_exit_tp(void *ctx)						\
 {									\

@@ -18,7 +18,7 @@
  * --insns holds an object for 4.18-5.1 (getstack's, the cfi walk's) to the
  * one limit of 4.x those kernels still keep: 4,096 instructions a program;
  * a program named *_vma_* calls bpf_find_vma, so loads on 5.17+ only.
- * --pruned holds a 4.1-only object (bpf/cfi41.bpf.c) to every limit but
+ * --pruned holds a 4.1-4.8 object (bpf/cfi41.bpf.c) to every limit but
  * the walk's: its many branches each end the walk, and it loads because
  * the verifier prunes the paths that rejoin, which this count does not
  * model; the VM tests load it on the real 4.1.
@@ -51,8 +51,8 @@ static bool helper_allowed(int id, int level)
 	case BPF_FUNC_probe_read:
 	case BPF_FUNC_ktime_get_ns:
 	case BPF_FUNC_trace_printk:
-	case BPF_FUNC_get_smp_processor_id:
 		return true;				/* 4.1 */
+	case BPF_FUNC_get_smp_processor_id:	/* 4.1's sockets only */
 	case BPF_FUNC_tail_call:
 	case BPF_FUNC_get_current_pid_tgid:
 	case BPF_FUNC_get_current_uid_gid:
@@ -266,8 +266,12 @@ static void check_program(struct report *r, const struct bpf_program *prog)
 	const struct bpf_insn *in = bpf_program__insns(prog);
 	size_t n = bpf_program__insn_cnt(prog), i;
 	const char *name = bpf_program__name(prog);
-	/* --pruned: its own programs (cfi41_*), not the follow hooks it shares */
-	int level = strstr(name, "_v41") || (r->pruned && !strncmp(name, "cfi41_", 6)) ?
+	/*
+	 * --pruned: its own programs (cfi41_*), not the follow hooks it
+	 * shares, nor those for uprobes (*_v43: BPF on uprobes is 4.3+)
+	 */
+	int level = strstr(name, "_v41") || (r->pruned && !strncmp(name, "cfi41_", 6) &&
+					     !strstr(name, "_v43")) ?
 		    HELPERS_41 : HELPERS_44;
 	unsigned long long walked;
 	bool cycle;

@@ -273,6 +273,9 @@ static int plan(struct session *s)
 		   (kind == SW_WALKER_AUTO || kind == SW_WALKER_CFI)) {
 		/* 4.2-4.8: the cfi walker's stand-in finds them as 4.1 does */
 		need.no_task = task_calib(f, &wo->task41) != 0;
+	} else if (wo->follow && !f->prog_tracepoint) {
+		/* 4.2-4.6: a fork's child is seen by its task (src/walker.c) */
+		task_calib(f, &wo->task41);
 	}
 	/* 4.1: the CPU from the thread_info, if it was found */
 	if (o->cpu >= 0 && !f->helper_cpu && !wo->task41.cpu)
@@ -310,9 +313,9 @@ static int plan(struct session *s)
 	if (o->debug)
 		fprintf(s->out, "walker: %s (%s)\n", d->name, s->why);
 	if (o->debug && wo->task41.pid)
-		fprintf(s->out, "process of an event: the task at its kernel "
-			"stack's base (task_struct.stack +%u, pid +%u, comm +%u; "
-			"thread_info.cpu +%u; measured on our threads)\n",
+		fprintf(s->out, "the task at a kernel stack's base: "
+			"task_struct.stack +%u, pid +%u, comm +%u; "
+			"thread_info.cpu +%u (measured on our threads)\n",
 			wo->task41.stack, wo->task41.pid, wo->task41.comm,
 			wo->task41.cpu);
 	if (no_user)

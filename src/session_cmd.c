@@ -87,11 +87,12 @@ int session_spawn(struct session *s)
 			"no bpf_get_current_pid_tgid (4.2+)", s->o.command[0]);
 		s->wo.follow = false;
 		s->wo.pid = s->cmd.pid;
-	} else if (s->wo.kind == SW_WALKER_CFI && !walker_cfi_runs(&s->f)) {
-		/* bpf/cfi41.bpf.c's programs filter by process, not by the fork map */
-		fprintf(stderr, "%s: the cfi walker follows no forks before 4.9, "
-			"so only %s itself is traced, not the processes it "
-			"starts; --walker fp follows them\n", s->o.tool,
+	} else if (s->wo.kind == SW_WALKER_CFI && !walker_cfi_runs(&s->f) &&
+		   s->need.kernel_event) {
+		/* bpf/cfi41.bpf.c's kprobe programs filter by process, not by the fork map */
+		fprintf(stderr, "%s: the cfi walker follows no forks from a kprobe "
+			"before 4.9, so only %s itself is traced, not the "
+			"processes it starts; --walker fp follows them\n", s->o.tool,
 			s->o.command[0]);
 		s->wo.follow = false;
 		s->wo.pid = s->cmd.pid;

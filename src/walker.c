@@ -164,10 +164,25 @@ static void choose_multi(struct walker *w, const struct sw_targets *t)
 	w->multi_typed = true;
 	bpf_object__for_each_program(p, w->obj)
 		if (bpf_program__autoload(p) && p != calib &&
-		    p != w->fork_kretprobe && p != w->exit_kprobe &&
+		    p != w->fork_kretprobe && p != w->fork_kprobe &&
+		    p != w->exit_kprobe &&
 		    bpf_program__type(p) == BPF_PROG_TYPE_KPROBE)
 			bpf_program__set_expected_attach_type(p,
 				attach_multi_type(t->v[0].spec.kind));
+}
+
+/*
+ * Without fork tracepoints (4.2-4.6): where the task keeps its pid was
+ * measured (src/task_calib.c), so the child is seen at wake_up_new_task,
+ * before it first runs; else at the fork function's return, which a
+ * child on another CPU may outrun (its first events then go untraced).
+ */
+static bool fork_kprobe_ok(const struct walker *w)
+{
+	struct ksyms *ks = w->o.kernel_symbols(w->o.ksyms_ctx);
+
+	return w->o.task41.pid && w->fork_kprobe && ks &&
+	       ksyms_get(ks, "wake_up_new_task");
 }
 
 /* Only what this run needs is loaded: an old kernel may refuse the rest. */
@@ -205,7 +220,7 @@ static void choose_programs(struct walker *w, const struct sw_targets *t,
 		walker_want_hook(w, w->fork_tp, true);
 		walker_want_hook(w, w->exit_tp, true);
 	} else if (w->o.follow) {
-		walker_want(w, w->fork_kretprobe, true);
+		walker_want(w, fork_kprobe_ok(w) ? w->fork_kprobe : w->fork_kretprobe, true);
 		walker_want(w, w->exit_kprobe, true);
 	}
 	choose_multi(w, t);
@@ -668,11 +683,17 @@ static int attach_follow(struct walker *w)
 		return err ? err : walker_attach_hook(w, w->exit_tp,
 						      "sched_process_exit");
 	}
-	s.func = fork_function(w);
-	if (!s.func)
-		return -ENOENT;
-	s.kind = SW_PROBE_KRETPROBE;
-	err = add_attachment(w, bpf_program__fd(w->fork_kretprobe), &s);
+	if (fork_kprobe_ok(w)) {
+		s.kind = SW_PROBE_KPROBE;
+		s.func = "wake_up_new_task";
+		err = add_attachment(w, bpf_program__fd(w->fork_kprobe), &s);
+	} else {
+		s.func = fork_function(w);
+		if (!s.func)
+			return -ENOENT;
+		s.kind = SW_PROBE_KRETPROBE;
+		err = add_attachment(w, bpf_program__fd(w->fork_kretprobe), &s);
+	}
 	if (err)
 		return err;
 	s.kind = SW_PROBE_KPROBE;

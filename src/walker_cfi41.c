@@ -3,15 +3,15 @@
  * The cfi walker on 4.1-4.8 (bpf/cfi41.bpf.c): no tail calls on 4.1, and
  * before 4.9 none of the stack maps, per-CPU maps and current task the
  * cfi walker's chains need (src/walker_cfi.c), so one program takes a
- * kernel event's user frames, the first few by the
- * unwind tables the frontend loads (src/unwind.c, as on 4.9+), the rest
- * by frame pointers, each tagged with how it was found.  The kernel walk
+ * kernel event's user frames (and from 4.3 a uprobe's), the first few by
+ * the unwind tables the frontend loads (src/unwind.c, as on 4.9+), the
+ * rest by frame pointers, each tagged with how it was found.  The kernel walk
  * does not fit beside it: another probe of each function, made after it
  * so that it runs first, walks the kernel frames and finds the user's
  * %rbp where their chain ends; with kernel frames (-d), and in
  * stacksnoop, a third, made before it so that it runs last, counts both
- * sides, or prints them as the fp walker's 4.1 program does.  Its keys are the fp
- * walker's: the user side alone (struct sw_fp_uside) or both (struct
+ * sides, or prints them as the fp walker's 4.1 program does.  Its keys
+ * are the fp walker's: the user side alone (struct sw_fp_uside) or both (struct
  * sw_fp_key).
  */
 #include <errno.h>
@@ -37,20 +37,20 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 				       "fp walker only", msg, len);
 	/* in general, auto's pick is the fp walker's: it walks both sides */
 	if (!n)
-		return walkers_refused(&walker_cfi41, "it walks only kprobes' "
-				       "user frames", msg, len);
-	if (!n->kernel_event || n->tracepoint)
+		return walkers_refused(&walker_cfi41, "it walks user frames only",
+				       msg, len);
+	if (n->tracepoint)
 		return walkers_refused(&walker_cfi41, "before 4.9 it walks the user "
-				       "frames of kprobes only", msg, len);
+				       "frames of kprobes and uprobes only", msg, len);
 	if (!n->ustack)
 		return walkers_refused(&walker_cfi41, "it unwinds user frames, and "
 				       "this run records none", msg, len);
-	if (n->no_cpu)
+	if (n->kernel_event && n->no_cpu)
 		return walkers_refused(&walker_cfi41, "it keeps each walk's state "
 				       "by CPU, and where thread_info keeps the "
 				       "CPU was not found (it is measured on two "
 				       "CPUs)", msg, len);
-	if (n->no_task)
+	if (n->kernel_event && n->no_task)
 		return walkers_refused(&walker_cfi41, "it finds each event's process "
 				       "from the task at the kernel stack's base, "
 				       "not found here", msg, len);
@@ -62,6 +62,9 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 		return walkers_refused(&walker_cfi41, "before 4.9 it sends no events "
 				       "through perf buffers (4.4+), as stacksnoop "
 				       "does here", msg, len);
+	if (!n->kernel_event && n->events)
+		return walkers_refused(&walker_cfi41, "before 4.9 it prints the "
+				       "stacks of kprobes only", msg, len);
 	return false;
 }
 
@@ -109,8 +112,15 @@ static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
 	const struct cfi41_bpf *s = w->skel;
 
 	(void)uentry;
-	if (role != SW_ROLE_KPROBE)
+	if (role == SW_ROLE_TRACEPOINT)
 		return NULL;
+	/* a uprobe's (4.3+) registers are the user's: its program walks from them */
+	if (w->o.sink != SINK_COUNT && role != SW_ROLE_KPROBE)
+		return NULL;
+	if (role == SW_ROLE_UENTRY)
+		return s->progs.cfi41_uprobe_entry_v43;
+	if (role != SW_ROLE_KPROBE)
+		return s->progs.cfi41_uprobe_v43;
 	if (w->o.sink == SINK_PRINTK)
 		return s->progs.cfi41_kprobe_uh;
 	if (w->o.sink != SINK_COUNT)
@@ -139,7 +149,10 @@ static void cfi41_choose(struct walker *w)
 	walker_want(w, s->progs.cfi41_drop, true);
 	walker_want(w, s->progs.cfi41_kprobe_k, cfi41_last(w) == s->progs.cfi41_kprobe_k);
 	walker_want(w, s->progs.cfi41_kprobe_kp, cfi41_last(w) == s->progs.cfi41_kprobe_kp);
-	walker_want(w, s->progs.cfi41_kprobe_bp, true);
+	/* the kernel walk, where a kprobe's user side is walked */
+	walker_want(w, s->progs.cfi41_kprobe_bp,
+		    bpf_program__autoload(s->progs.cfi41_kprobe_u) ||
+		    bpf_program__autoload(s->progs.cfi41_kprobe_uh));
 }
 
 /*
@@ -150,6 +163,8 @@ static int cfi41_before_target(struct walker *w, const struct sw_target *tg)
 {
 	const struct bpf_program *last = cfi41_last(w);
 
+	if (tg->role != SW_ROLE_KPROBE)
+		return 0;
 	return last ? walker_attach_spec(w, bpf_program__fd(last), &tg->spec) : 0;
 }
 
@@ -158,6 +173,8 @@ static int cfi41_after_target(struct walker *w, const struct sw_target *tg)
 {
 	const struct cfi41_bpf *s = w->skel;
 
+	if (tg->role != SW_ROLE_KPROBE)
+		return 0;
 	return walker_attach_spec(w, bpf_program__fd(s->progs.cfi41_kprobe_bp),
 				  &tg->spec);
 }

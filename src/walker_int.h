@@ -102,7 +102,7 @@ struct walker {
 	bool multi_typed;
 	/* every walker's object has the fork-following programs */
 	struct bpf_map *uframes;	/* see SW_UFRAMES */
-	struct bpf_program *fork_tp, *exit_tp, *fork_kretprobe, *exit_kprobe;
+	struct bpf_program *fork_tp, *exit_tp, *fork_kretprobe, *fork_kprobe, *exit_kprobe;
 	struct perf_buffer *pb;
 	struct tracepipe *tp;
 	struct batch batch;
@@ -141,6 +141,7 @@ struct walker {
 	(w)->fork_tp = (s)->progs.sw_fork_tp;			\
 	(w)->exit_tp = (s)->progs.sw_exit_tp;			\
 	(w)->fork_kretprobe = (s)->progs.sw_fork_kretprobe;	\
+	(w)->fork_kprobe = (s)->progs.sw_fork_kprobe;		\
 	(w)->exit_kprobe = (s)->progs.sw_exit_kprobe;		\
 } while (0)
 

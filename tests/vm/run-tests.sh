@@ -163,15 +163,15 @@ ge 4 18 && UWALKERS="$UWALKERS getstack"
 KWALKERS=$UWALKERS
 [ $CLOUD = yes ] && KWALKERS=${UWALKERS#fp }
 # cfi walks user frames only: its kernel frames are getstack's (4.18+) or
-# the stack map's (4.9-4.17)
-ge 4 9 && UWALKERS="$UWALKERS cfi"
+# the stack map's (4.9-4.17); before 4.9 a stand-in walks uprobes alone
+ge 4 3 && UWALKERS="$UWALKERS cfi"
 DWALKERS=$KWALKERS
 ge 4 9 && DWALKERS="$DWALKERS cfi"
 # before 4.9, the cfi walker's stand-in (src/walker_cfi41.c), as it says why
 # and of -- COMMAND
 if ge 4 2; then
 	CFI41_WHY='no stack maps or per-CPU maps (4.2-4.8)'
-	CFI41_CMD='the cfi walker follows no forks before 4.9, so only'
+	CFI41_CMD='the cfi walker follows no forks from a kprobe before 4.9, so only'
 	CFI41_CMD_FP='; --walker fp follows them'
 else
 	CFI41_WHY='no tail calls (4.1)'
@@ -720,9 +720,6 @@ cfi_deep() {
 cfi_refused() {	# before 4.9: one line; auto takes another walker
 	refused /tmp/cr.out "--walker cfi: it unwinds user frames, and this run records none; use --walker auto" \
 		--walker cfi -K $GETPPID || return 1
-	ge 4 3 || return 0
-	refused /tmp/cr.out "--walker cfi: before 4.9 it walks the user frames of kprobes only; use --walker auto" \
-		--walker cfi ./paths:work || return 1
 	ge 4 4 || return 0
 	# stacksnoop's events go through perf buffers from 4.4
 	$SN --walker cfi -d $GETPPID > /tmp/cr.out 2>&1 && { cat /tmp/cr.out; return 1; }
@@ -1037,6 +1034,16 @@ opt_i() {	# -i 1: every interval's counts add up to the calls made
 paths 5
 sh 1
 EOF
+}
+
+# A child of vfork runs while its parent waits in the kernel's fork: seen
+# by the fork hook before it runs (4.2-4.6: at wake_up_new_task, not at
+# the fork's return), every call of its counted
+opt_vfork() {
+	sc /tmp/o.v -K -P $GETPPID -- ./sysc vfork 2 || return 1
+	awk '/^    [a-z]+ \[PID\]$/ { who = $1 } /^    [0-9]+$/ { n[who] += $1 }
+	     END { for (w in n) print w, n[w] }' /tmp/o.v > /tmp/o.v.sum
+	echo 'sysc 6' | expect /tmp/o.v.sum
 }
 
 opt_D() {	# -D 1: ends by itself, nothing counted
@@ -1362,11 +1369,18 @@ if ge 4 2; then
 	t "-c: only the CPU named" opt_c
 	t "-p: only the process named" opt_p
 	t "-i: every interval's counts add up" opt_i
+	t "-- COMMAND: a child of vfork followed from its first call" opt_vfork
 else
 	t "4.1: -c, the CPU from the thread_info at the stack's base" opt_c
 	t "4.1: -- COMMAND, its own process only, said in one line" cmd_41
 	t "4.1: -P, user frames of a syscall exact, the process from its task" user_frames_41
 	t "4.1: -p -U: only the process named" opt_p_41
+fi
+if ge 4 3 && ! ge 4 9; then
+	t "4.3-4.8, cfi: a frameless function, a first instruction, glibc's syscall(): every caller, to _start" cfi_callers cfipaths
+	t "4.3-4.8, cfi, -O2 without frame pointers: the same callers" cfi_callers cfipaths_o2
+	t "4.3-4.8, cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic cfipaths_dyn
+	t "4.3-4.8, cfi, dynamic, -O2 without frame pointers: the same callers" cfi_callers_dynamic cfipaths_o2_dyn
 fi
 if ! ge 4 9; then
 	t "4.1-4.8, cfi: a kprobe's -U, five callers by CFI: every caller to _start, static and dynamic, -O2 without frame pointers too" cfi_callers_41

@@ -16,10 +16,16 @@
  * together; then, with OUT, a byte written to the FIFO OUT says the calls
  * are done, and it exits on a second byte from IN (alive while a tracer
  * names its frames).
+ *
+ * sysc vfork N: the same calls made by a child of vfork(), which runs
+ * while its parent waits inside the kernel's fork, then exits; the
+ * parent makes none.
  */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -43,10 +49,31 @@ NOINLINE void from_b(void)
 	raw_getppid();
 }
 
+/* the calls, in a child of vfork(): nothing returns from this frame */
+static int in_vfork_child(int n)
+{
+	pid_t pid = vfork();
+	int st;
+
+	if (pid == 0) {
+		for (int i = 0; i < n; i++)
+			from_a();
+		for (int i = 0; i < 2 * n; i++)
+			from_b();
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 1;
+	return !WIFEXITED(st) || WEXITSTATUS(st);
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 1, in = -1, out;
 	char c = 0;
+
+	if (argc > 2 && !strcmp(argv[1], "vfork"))
+		return in_vfork_child(atoi(argv[2]));
 
 	if (argc > 2) {
 		in = open(argv[2], O_RDONLY);
