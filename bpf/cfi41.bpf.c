@@ -85,6 +85,8 @@ struct cfi41_state {
 	 */
 	__u64 ubp, ubp_set, kstop, kip_set;
 	__u64 kip[SW_FP_KDEPTH];
+	/* 4.2-4.8's chain: its key is handed on at the end (else counted) */
+	__u64 hand;
 };
 
 struct {
@@ -309,17 +311,11 @@ cfi41_event(struct pt_regs *ctx, struct sw_key_hdr *h, __u64 *id, __u64 *tmp,
 	return cfg;
 }
 
-/*
- * The user frames from st's registers (pc, sp, bp, bp_ok) into key: CFI
- * frames, then frame-pointer steps.
- */
-static __always_inline void cfi41_walk(struct cfi41_state *st, __u32 tgid,
-				       const int entry, struct sw_fp_uside *key,
-				       __u64 *tmp)
+/* The walk's process (its mapping list) and rows, for st's first frame. */
+static __always_inline void cfi41_begin(struct cfi41_state *st, __u32 tgid)
 {
 	__u32 zero = 0;
 	void *v;
-	int stop;
 
 	st->no_table = 0;
 	st->proc = 0;
@@ -330,33 +326,200 @@ static __always_inline void cfi41_walk(struct cfi41_state *st, __u32 tgid,
 	v = bpf_map_lookup_elem(&cfi_rows, &zero);
 	if (v)
 		st->rows = sw_ptr_value(v);
-	key->uip[0] = st->pc;
+}
+
+/*
+ * SW_CFI41_FRAMES frames by CFI into uip[first + 1 ...]; 0 to go on, else
+ * the SW_STOP_* that ended the walk.  uip: a key's, on the stack or in a
+ * map value.
+ */
+static __always_inline int cfi41_frames(struct cfi41_state *st, __u64 *uip,
+					const int first, const int entry,
+					__u64 *tmp)
+{
+	int stop;
+
 #pragma unroll
 	for (int i = 0; i < SW_CFI41_FRAMES; i++) {
-		stop = cfi41_step(st, i > 0, entry && i == 0, tmp, &key->uip[i + 1]);
-		if (stop) {
-			key->h.ustop = stop;
-			goto tables;
-		}
+		stop = cfi41_step(st, first + i > 0, entry && first + i == 0,
+				  tmp, &uip[first + i + 1]);
+		if (stop)
+			return stop;
 	}
-	if (!st->bp_ok) {
-		key->h.ustop = SW_STOP_UNREADABLE;
-		goto tables;
-	}
-	sw_fp_uwalk_cfi41(key, st->bp, tmp);
-tables:
-	/* a process or a file without tables: its frames by frame pointers */
+	return 0;
+}
+
+/* a process or a file without tables: its frames by frame pointers */
+static __always_inline void cfi41_tables(const struct cfi41_state *st,
+					 struct sw_key_hdr *h)
+{
 	if (!st->proc || st->no_table) {
-		key->h.ustop = SW_STOP_NO_TABLE;
+		h->ustop = SW_STOP_NO_TABLE;
 		sw_lost(SW_LOST_NO_TABLE);
 	}
 }
 
 /*
- * A kprobe's user frames: CFI frames, then frame-pointer steps, counted
- * (-U) or handed on (hand: -d, stacksnoop).
+ * 4.1: the user frames from st's registers (pc, sp, bp, bp_ok) into key:
+ * CFI frames, then frame-pointer steps.
  */
-static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand)
+static __always_inline void cfi41_walk(struct cfi41_state *st, __u32 tgid,
+				       struct sw_fp_uside *key, __u64 *tmp)
+{
+	int stop;
+
+	cfi41_begin(st, tgid);
+	key->uip[0] = st->pc;
+	stop = cfi41_frames(st, key->uip, 0, 0, tmp);
+	if (stop)
+		key->h.ustop = stop;
+	else if (!st->bp_ok)
+		key->h.ustop = SW_STOP_UNREADABLE;
+	else
+		sw_fp_uwalk_cfi41(key, st->bp, tmp);
+	cfi41_tables(st, &key->h);
+}
+
+/*
+ * 4.2-4.8: the walk goes on by tail calls, SW_CFI41_FRAMES frames by CFI
+ * a program, in the CPU's cfi41_hand key: every frame of the key found by
+ * its rule.  Link 0 is the event's own program; slot 0 holds the program
+ * that counts a key a later link ended (cfi41_count_v42), loaded only
+ * where the counts map is made, and slot CFI41_LINKS the one that tells
+ * a full key's stack whole from one cut (cfi41_link_end_v42).
+ */
+#define CFI41_LINKS	((SW_FP_UDEPTH - 1) / SW_CFI41_FRAMES)
+SW_PROG_ARRAY(cfi41_links, CFI41_LINKS + 1);
+
+/* key, the stack's copy of the one at u, counted */
+static __always_inline void cfi41_count(struct sw_fp_uside *u,
+					struct sw_fp_uside *key)
+{
+	bpf_probe_read(key, sizeof(*key), (void *)sw_ptr_value(u));
+	sw_count(&counts, key);
+}
+
+/*
+ * The end of a chain: stop (-1: the tail call failed) into the key at u,
+ * which is handed on to the last program of a kprobe (st->hand) or
+ * counted: by link 0 itself (count), else by slot 0's program.
+ */
+static __always_inline int cfi41_finish(void *ctx, const struct cfi41_state *st,
+					struct sw_fp_uside *u,
+					struct sw_fp_uside *key, int stop,
+					const int count)
+{
+	if (stop < 0) {
+		/* handed on, the last program counts it as one it never got */
+		if (!st->hand)
+			sw_lost(SW_LOST_TAILCALL);
+		return 0;
+	}
+	u->h.ustop = stop;
+	cfi41_tables(st, &u->h);
+	if (st->hand) {
+		u->h.nk = 1;
+		return 0;
+	}
+	if (count) {
+		cfi41_count(u, key);
+		return 0;
+	}
+	bpf_tail_call(ctx, &cfi41_links, 0);
+	sw_lost(SW_LOST_TAILCALL);
+	return 0;
+}
+
+SEC("kprobe")
+int cfi41_count_v42(struct pt_regs *ctx)
+{
+	struct sw_fp_uside key = {};
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct sw_fp_uside *u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+
+	if (u)
+		cfi41_count(u, &key);
+	return 0;
+}
+
+/*
+ * Link 0: key's header set, the registers in st: the key goes to the
+ * CPU's cfi41_hand, the first frames into it, and the next link on.
+ */
+static __always_inline int cfi41_chain(void *ctx, struct cfi41_state *st,
+				       __u32 cpu, __u32 tgid,
+				       struct sw_fp_uside *key, const int entry,
+				       const int hand, __u64 *tmp)
+{
+	struct sw_fp_uside *u;
+	int stop;
+
+	cfi41_begin(st, tgid);
+	st->hand = hand;
+	key->uip[0] = st->pc;
+	if (bpf_map_update_elem(&cfi41_hand, &cpu, key, BPF_ANY))
+		return 0;
+	u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+	if (!u)
+		return 0;
+	stop = cfi41_frames(st, u->uip, 0, entry, tmp);
+	if (!stop) {
+		bpf_tail_call(ctx, &cfi41_links, 1);
+		stop = -1;
+	}
+	return cfi41_finish(ctx, st, u, key, stop, !hand);
+}
+
+/* Link j > 0: the next frames, on the CPU link 0 ran on */
+static __always_inline int cfi41_link(void *ctx, const int j)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cfi41_state *st = bpf_map_lookup_elem(&cfi41_state, &cpu);
+	struct sw_fp_uside *u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+	__u64 tmp = 0;
+	int stop;
+
+	if (!st || !u)
+		return 0;
+	stop = cfi41_frames(st, u->uip, j * SW_CFI41_FRAMES, 0, &tmp);
+	if (!stop) {
+		bpf_tail_call(ctx, &cfi41_links, j + 1);
+		stop = -1;
+	}
+	return cfi41_finish(ctx, st, u, NULL, stop, 0);
+}
+
+/*
+ * The key is full: one more step says whether the stack ended there
+ * (_start's row, a 0 return address) or goes on, cut (SW_STOP_DEPTH)
+ */
+SEC("kprobe")
+int cfi41_link_end_v42(struct pt_regs *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct cfi41_state *st = bpf_map_lookup_elem(&cfi41_state, &cpu);
+	struct sw_fp_uside *u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+	__u64 tmp = 0, next = 0;
+	int stop;
+
+	if (!st || !u)
+		return 0;
+	stop = cfi41_step(st, 1, 0, &tmp, &next);
+	return cfi41_finish(ctx, st, u, NULL, stop ? stop : SW_STOP_DEPTH, 0);
+}
+
+SEC("kprobe") int cfi41_link1_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 1); }
+SEC("kprobe") int cfi41_link2_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 2); }
+SEC("kprobe") int cfi41_link3_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 3); }
+SEC("kprobe") int cfi41_link4_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 4); }
+
+/*
+ * A kprobe's user frames: CFI frames, then frame-pointer steps (chain: by
+ * CFI, link after link), counted (-U) or handed on (hand: -d,
+ * stacksnoop).
+ */
+static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand,
+				      const int chain)
 {
 	__u64 id, regs, bp_ok = 0, bp, tmp = 0;
 	struct sw_fp_uside key = {};
@@ -380,7 +543,9 @@ static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand)
 	st->sp = cfi41_read(regs + SW_PT_REGS_SP, &tmp);
 	st->bp = bp;
 	st->bp_ok = -bp_ok;
-	cfi41_walk(st, id >> 32, 0, &key, &tmp);
+	if (chain)
+		return cfi41_chain(ctx, st, cpu, id >> 32, &key, 0, hand, &tmp);
+	cfi41_walk(st, id >> 32, &key, &tmp);
 done:
 	if (hand) {
 		key.h.nk = 1;
@@ -391,15 +556,17 @@ done:
 	return 0;
 }
 
-SEC("kprobe") int cfi41_kprobe_u(struct pt_regs *ctx) { return cfi41_user(ctx, 0); }
-SEC("kprobe") int cfi41_kprobe_uh(struct pt_regs *ctx) { return cfi41_user(ctx, 1); }
+SEC("kprobe") int cfi41_kprobe_u(struct pt_regs *ctx) { return cfi41_user(ctx, 0, 0); }
+SEC("kprobe") int cfi41_kprobe_uh(struct pt_regs *ctx) { return cfi41_user(ctx, 1, 0); }
+SEC("kprobe") int cfi41_kprobe_c_v42(struct pt_regs *ctx) { return cfi41_user(ctx, 0, 1); }
+SEC("kprobe") int cfi41_kprobe_ch_v42(struct pt_regs *ctx) { return cfi41_user(ctx, 1, 1); }
 
 /*
  * 4.3-4.8: a uprobe's or USDT probe's user frames, from the registers it
  * fired with, counted.  These kernels give its program the process, the
  * CPU and so -p, -c and -- COMMAND's children as 4.9+ do (4.2's helpers);
- * the walk is this program's alone, with preemption off, so the CPU's
- * state is its own throughout.
+ * its links run on, by tail calls, with preemption off, so the CPU's
+ * state is the walk's own throughout.
  */
 static __always_inline int cfi41_uprobe(struct pt_regs *ctx, const int entry)
 {
@@ -421,9 +588,7 @@ static __always_inline int cfi41_uprobe(struct pt_regs *ctx, const int entry)
 	st->sp = PT_REGS_SP(ctx);
 	st->bp = PT_REGS_FP(ctx);
 	st->bp_ok = -1ULL;
-	cfi41_walk(st, id >> 32, entry, &key, &tmp);
-	sw_count(&counts, &key);
-	return 0;
+	return cfi41_chain(ctx, st, cpu, id >> 32, &key, entry, 0, &tmp);
 }
 
 SEC("kprobe") int cfi41_uprobe_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 0); }
@@ -579,13 +744,17 @@ int cfi41_kprobe_kp(struct pt_regs *ctx)
 		v = u->uip[i];
 		if (!v)
 			goto done;
-		if (i > SW_CFI41_FRAMES && v >= SW_USER_MAX) {
+		if (i > SW_CFI41_FRAMES && (v & ~SW_HOW_MASK) >= SW_USER_MAX) {
 			h.ustop = SW_STOP_UNREADABLE;
 			goto done;
 		}
-		/* past the CFI frames, each a frame-pointer step: tagged so */
+		/*
+		 * past 4.1's CFI frames, each a frame-pointer step: tagged so
+		 * (no branch that rejoins: see cfi41_map)
+		 */
 		if (i > SW_CFI41_FRAMES)
-			v |= (__u64)SW_HOW_FP << SW_HOW_SHIFT;
+			v |= ((__u64)SW_HOW_FP << SW_HOW_SHIFT) &
+			     sw_mask_eq(v & SW_HOW_MASK, 0);
 		bpf_trace_printk((const char *)fmt, SW_FMT_FRAME_LEN, magic, i, v);
 	}
 done:

@@ -68,17 +68,18 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 	return false;
 }
 
-#define CFI41_WHY " user callers from unwind tables, then frame pointers; " \
-		  "kernel frames by a second probe's frame-pointer walk"
+#define CFI41_KERNEL "kernel frames by a second probe's frame-pointer walk"
 
 static const char *cfi41_why(const struct sw_features *f, const struct walker_need *n)
 {
 	(void)n;
 	if (!f->helper_tail_call)
 		return "no tail calls (4.1): the first " CFI41_STR(SW_CFI41_FRAMES)
-		       CFI41_WHY;
-	return "no stack maps or per-CPU maps (4.2-4.8): the first "
-	       CFI41_STR(SW_CFI41_FRAMES) CFI41_WHY;
+		       " user callers from unwind tables, then frame pointers; "
+		       CFI41_KERNEL;
+	return "no stack maps or per-CPU maps (4.2-4.8): user callers from "
+	       "unwind tables, " CFI41_STR(SW_CFI41_FRAMES) " a program by tail "
+	       "calls, as deep as a key; " CFI41_KERNEL;
 }
 
 static int cfi41_open(struct walker *w)
@@ -98,12 +99,20 @@ static int cfi41_open(struct walker *w)
 	bpf_map__set_max_entries(s->maps.cfi41_state, libbpf_num_possible_cpus());
 	/* no perf event arrays before 4.3: nothing here sends events */
 	bpf_map__set_autocreate(s->maps.events, false);
+	/* nor program arrays before 4.2, where the walk is one program */
+	bpf_map__set_autocreate(s->maps.cfi41_links, w->f->helper_tail_call);
 	return 0;
 }
 
 static void cfi41_destroy(struct walker *w)
 {
 	cfi41_bpf__destroy(w->skel);
+}
+
+/* A kprobe's user side is handed on to a last program: -d, stacksnoop. */
+static bool cfi41_hands(const struct walker *w)
+{
+	return w->o.sink == SINK_PRINTK || w->o.kstack;
 }
 
 static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
@@ -121,11 +130,13 @@ static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
 		return s->progs.cfi41_uprobe_entry_v43;
 	if (role != SW_ROLE_KPROBE)
 		return s->progs.cfi41_uprobe_v43;
-	if (w->o.sink == SINK_PRINTK)
-		return s->progs.cfi41_kprobe_uh;
-	if (w->o.sink != SINK_COUNT)
+	if (w->o.sink != SINK_COUNT && w->o.sink != SINK_PRINTK)
 		return NULL;
-	return w->o.kstack ? s->progs.cfi41_kprobe_uh : s->progs.cfi41_kprobe_u;
+	/* 4.2+: the walk goes on by tail calls (bpf/cfi41.bpf.c's links) */
+	if (w->f->helper_tail_call)
+		return cfi41_hands(w) ? s->progs.cfi41_kprobe_ch_v42 :
+					s->progs.cfi41_kprobe_c_v42;
+	return cfi41_hands(w) ? s->progs.cfi41_kprobe_uh : s->progs.cfi41_kprobe_u;
 }
 
 /*
@@ -149,10 +160,46 @@ static void cfi41_choose(struct walker *w)
 	walker_want(w, s->progs.cfi41_drop, true);
 	walker_want(w, s->progs.cfi41_kprobe_k, cfi41_last(w) == s->progs.cfi41_kprobe_k);
 	walker_want(w, s->progs.cfi41_kprobe_kp, cfi41_last(w) == s->progs.cfi41_kprobe_kp);
+	bool kprobe = false, links = false;
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, w->obj) {
+		const char *name = bpf_program__name(p);
+
+		if (!bpf_program__autoload(p))
+			continue;
+		kprobe |= !strncmp(name, "cfi41_kprobe_", 13);
+		links |= strstr(name, "_v42") || strstr(name, "_v43");
+	}
 	/* the kernel walk, where a kprobe's user side is walked */
-	walker_want(w, s->progs.cfi41_kprobe_bp,
-		    bpf_program__autoload(s->progs.cfi41_kprobe_u) ||
-		    bpf_program__autoload(s->progs.cfi41_kprobe_uh));
+	walker_want(w, s->progs.cfi41_kprobe_bp, kprobe);
+	walker_want(w, s->progs.cfi41_link1_v42, links);
+	walker_want(w, s->progs.cfi41_link2_v42, links);
+	walker_want(w, s->progs.cfi41_link3_v42, links);
+	walker_want(w, s->progs.cfi41_link4_v42, links);
+	walker_want(w, s->progs.cfi41_link_end_v42, links);
+	/* counts what the links end, where there are counts of user sides */
+	walker_want(w, s->progs.cfi41_count_v42, links && !w->o.kstack);
+}
+
+/* 4.2+: each link of the walk in its slot, the counting one in 0 */
+static int cfi41_loaded(struct walker *w)
+{
+	const struct cfi41_bpf *s = w->skel;
+	const struct bpf_program *slots[] = {
+		s->progs.cfi41_count_v42, s->progs.cfi41_link1_v42,
+		s->progs.cfi41_link2_v42, s->progs.cfi41_link3_v42,
+		s->progs.cfi41_link4_v42, s->progs.cfi41_link_end_v42,
+	};
+	int fd;
+
+	for (__u32 i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+		fd = bpf_program__fd(slots[i]);
+		if (fd >= 0 && bpf_map_update_elem(bpf_map__fd(s->maps.cfi41_links),
+						   &i, &fd, BPF_ANY))
+			return -errno;
+	}
+	return 0;
 }
 
 /*
@@ -195,11 +242,11 @@ static int cfi41_attach(struct walker *w)
 }
 
 /*
- * Past the frames the tables gave, each a frame-pointer step: tagged so
- * here, where the key has no room for it (the first is where the event
- * fired).  Such a step may read a word that is no user address (a
- * %rbp that was not a frame pointer): the walk ends before it, as the
- * cfi walk's own steps end, unreadable.
+ * Past the frames the tables gave, each a frame-pointer step (4.1): tagged
+ * so here, where the key has no room for it (the first is where the event
+ * fired; 4.2+'s links tag every frame).  Such a step may read a word that
+ * is no user address (a %rbp that was not a frame pointer): the walk ends
+ * before it, as the cfi walk's own steps end, unreadable.
  */
 static void cfi41_key_frames(struct walker *w, const void *key, bool counted,
 			     struct key_frames *f)
@@ -214,14 +261,14 @@ static void cfi41_key_frames(struct walker *w, const void *key, bool counted,
 	f->nk = w->o.kstack ? walker_nframes(both->kip, SW_FP_KDEPTH) : 0;
 	f->nu = walker_nframes(uip, SW_FP_UDEPTH);
 	for (size_t i = 0; i < f->nu; i++) {
-		if (i > SW_CFI41_FRAMES && uip[i] >= SW_USER_MAX) {
+		if (i > SW_CFI41_FRAMES && (uip[i] & ~SW_HOW_MASK) >= SW_USER_MAX) {
 			f->hbuf = user->h;
 			f->hbuf.ustop = SW_STOP_UNREADABLE;
 			f->h = &f->hbuf;
 			f->nu = i;
 			break;
 		}
-		f->ubuf[i] = uip[i] | (i > SW_CFI41_FRAMES ?
+		f->ubuf[i] = uip[i] | (i > SW_CFI41_FRAMES && !(uip[i] & SW_HOW_MASK) ?
 				       (__u64)SW_HOW_FP << SW_HOW_SHIFT : 0);
 	}
 	f->u = f->ubuf;
@@ -237,6 +284,7 @@ const struct walker_desc walker_cfi41 = {
 	.destroy = cfi41_destroy,
 	.prog = cfi41_prog,
 	.choose = cfi41_choose,
+	.loaded = cfi41_loaded,
 	.attach = cfi41_attach,
 	.before_target = cfi41_before_target,
 	.after_target = cfi41_after_target,

@@ -169,16 +169,19 @@ DWALKERS=$KWALKERS
 ge 4 9 && DWALKERS="$DWALKERS cfi"
 # before 4.9, the cfi walker's stand-in (src/walker_cfi41.c), as it says why
 # and of -- COMMAND
+# and how it finds the frames past the fifth caller (4.2+: by tail calls)
 if ge 4 2; then
-	CFI41_WHY='no stack maps or per-CPU maps (4.2-4.8)'
+	CFI41_WHY="no stack maps or per-CPU maps (4.2-4.8): user callers from unwind tables, 5 a program by tail calls, as deep as a key"
 	CFI41_CMD='the cfi walker follows no forks from a kprobe before 4.9, so only'
 	CFI41_CMD_FP='; --walker fp follows them'
+	CFI41_PAST='cfi    '
 else
-	CFI41_WHY='no tail calls (4.1)'
+	CFI41_WHY='no tail calls (4.1): the first 5 user callers from unwind tables, then frame pointers'
 	CFI41_CMD='this kernel has no bpf_get_current_pid_tgid (4.2+) to see forks with, so only'
 	CFI41_CMD_FP=
+	CFI41_PAST='fp     '
 fi
-CFI41_WHY="$CFI41_WHY: the first 5 user callers from unwind tables, then frame pointers; kernel frames by a second probe's frame-pointer walk"
+CFI41_WHY="$CFI41_WHY; kernel frames by a second probe's frame-pointer walk"
 # a syscall's event with its user registers: BPF on syscalls:* is 4.14+
 SYSEV=t:syscalls:sys_enter_getppid
 ge 4 14 || SYSEV=$GETPPID
@@ -692,10 +695,11 @@ ia32_walkers() {	# a 32-bit task: fp says it leaves it, getstack walks it
 }
 
 # 4.9-4.17: user frames are kept in the key, at most 48 (30 before 4.14,
-# a frame a program): a stack of that many whole, one frame more cut,
-# marked and said (deep N: target <- down(N % 3) ... down0 <- main)
+# a frame a program; 26 before 4.9, the fp walker's key): a stack of that
+# many whole, one frame more cut, marked and said (deep N: target <-
+# down(N % 3) ... down0 <- main)
 cfi_deep() {
-	if ge 4 14; then max=48; else max=30; fi
+	if ge 4 14; then max=48; elif ge 4 9; then max=30; else max=26; fi
 	for n in $((max - 6)) $((max - 5)); do
 		sc /tmp/dp.out -f -U --walker cfi ./deep:target -- ./deep $n || return 1
 		grep '^deep;' /tmp/dp.out > /tmp/dp.m
@@ -807,12 +811,12 @@ Tracing 1 functions for "$GETPPID"... Hit Ctrl-C to end.
   cfi    down1
   cfi    down0
   cfi    down2
-  fp     down1
-  fp     down0
-  fp     down2
-  fp     down1
-  fp     down0
-  fp     main
+  ${CFI41_PAST}down1
+  ${CFI41_PAST}down0
+  ${CFI41_PAST}down2
+  ${CFI41_PAST}down1
+  ${CFI41_PAST}down0
+  ${CFI41_PAST}main
     10
 
 Detaching...
@@ -1381,12 +1385,13 @@ if ge 4 3 && ! ge 4 9; then
 	t "4.3-4.8, cfi, -O2 without frame pointers: the same callers" cfi_callers cfipaths_o2
 	t "4.3-4.8, cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic cfipaths_dyn
 	t "4.3-4.8, cfi, dynamic, -O2 without frame pointers: the same callers" cfi_callers_dynamic cfipaths_o2_dyn
+	t "4.3-4.8, cfi: a stack of the key's most frames whole, by tail calls, one more cut, marked and said" cfi_deep
 fi
 if ! ge 4 9; then
 	t "4.1-4.8, cfi: a kprobe's -U, five callers by CFI: every caller to _start, static and dynamic, -O2 without frame pointers too" cfi_callers_41
 	t "4.1-4.8, cfi, a kprobe in a syscall, -d: kernel frames by a second probe, then every user caller to _start, static and dynamic, -O2 too" cfi_kprobe_d_41
 	t "4.1-4.8, cfi: a kprobe three calls below the system call: the user's %rbp from the kernel chain's end, every caller to _start" cfi_deep_41
-	t "4.1-4.8, cfi: -v tags each frame: registers, CFI, then frame pointers" cfi_tags_41
+	t "4.1-4.8, cfi: -v tags each frame: registers, CFI (4.1: five, then frame pointers)" cfi_tags_41
 	t "4.1-4.8, cfi: a process started after the tool: frame pointers, counted and said" cfi_untabled_41
 	t "4.1-4.8, cfi: two processes at one probe on two CPUs, their walks apart" cfi_race_41
 fi
