@@ -443,13 +443,41 @@ int cfi41_count_v42(struct pt_regs *ctx)
 }
 
 /*
+ * 4.4+: an event as the fp walker sends one (bpf/fp.bpf.c), built on the
+ * stack, where 4.4 takes the data it sends from
+ */
+struct cfi41_record {
+	struct sw_event_hdr e;
+	struct sw_fp_key key;
+};
+
+/* stacksnoop, slot 0 in place of the counting program: a uprobe's event */
+SEC("kprobe")
+int cfi41_emit_v44(struct pt_regs *ctx)
+{
+	struct cfi41_record rec = {};
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct sw_fp_uside *u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+
+	if (!u)
+		return 0;
+	bpf_probe_read(&rec.key.h, sizeof(rec.key.h), (void *)sw_ptr_value(u));
+	bpf_probe_read(rec.key.uip, sizeof(rec.key.uip),
+		       (void *)(sw_ptr_value(u) +
+				__builtin_offsetof(struct sw_fp_uside, uip)));
+	sw_event_hdr(&rec.e);
+	sw_emit(ctx, &rec, sizeof(rec));
+	return 0;
+}
+
+/*
  * Link 0: key's header set, the registers in st: the key goes to the
  * CPU's cfi41_hand, the first frames into it, and the next link on.
  */
 static __always_inline int cfi41_chain(void *ctx, struct cfi41_state *st,
 				       __u32 cpu, __u32 tgid,
 				       struct sw_fp_uside *key, const int entry,
-				       const int hand, __u64 *tmp)
+				       const int hand, const int count, __u64 *tmp)
 {
 	struct sw_fp_uside *u;
 	int stop;
@@ -467,7 +495,7 @@ static __always_inline int cfi41_chain(void *ctx, struct cfi41_state *st,
 		bpf_tail_call(ctx, &cfi41_links, 1);
 		stop = -1;
 	}
-	return cfi41_finish(ctx, st, u, key, stop, !hand);
+	return cfi41_finish(ctx, st, u, key, stop, count);
 }
 
 /* Link j > 0: the next frames, on the CPU link 0 ran on */
@@ -544,7 +572,7 @@ static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand,
 	st->bp = bp;
 	st->bp_ok = -bp_ok;
 	if (chain)
-		return cfi41_chain(ctx, st, cpu, id >> 32, &key, 0, hand, &tmp);
+		return cfi41_chain(ctx, st, cpu, id >> 32, &key, 0, hand, !hand, &tmp);
 	cfi41_walk(st, id >> 32, &key, &tmp);
 done:
 	if (hand) {
@@ -568,7 +596,8 @@ SEC("kprobe") int cfi41_kprobe_ch_v42(struct pt_regs *ctx) { return cfi41_user(c
  * its links run on, by tail calls, with preemption off, so the CPU's
  * state is the walk's own throughout.
  */
-static __always_inline int cfi41_uprobe(struct pt_regs *ctx, const int entry)
+static __always_inline int cfi41_uprobe(struct pt_regs *ctx, const int entry,
+					const int count)
 {
 	struct sw_fp_uside key = {};
 	struct cfi41_state *st;
@@ -588,11 +617,14 @@ static __always_inline int cfi41_uprobe(struct pt_regs *ctx, const int entry)
 	st->sp = PT_REGS_SP(ctx);
 	st->bp = PT_REGS_FP(ctx);
 	st->bp_ok = -1ULL;
-	return cfi41_chain(ctx, st, cpu, id >> 32, &key, entry, 0, &tmp);
+	return cfi41_chain(ctx, st, cpu, id >> 32, &key, entry, 0, count, &tmp);
 }
 
-SEC("kprobe") int cfi41_uprobe_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 0); }
-SEC("kprobe") int cfi41_uprobe_entry_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 1); }
+SEC("kprobe") int cfi41_uprobe_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 0, 1); }
+SEC("kprobe") int cfi41_uprobe_entry_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 1, 1); }
+/* stacksnoop (4.4+): sent by slot 0's program, cfi41_emit_v44 */
+SEC("kprobe") int cfi41_uprobe_e_v44(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 0, 0); }
+SEC("kprobe") int cfi41_uprobe_entry_e_v44(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 1, 0); }
 
 /*
  * The event's kernel frames into key, by the fp walker's kernel walk
@@ -674,6 +706,34 @@ cfi41_sides(struct cfi41_state **st, __u32 *cpu)
 }
 
 /*
+ * Both sides of the event into key: the kernel frames cfi41_kprobe_bp
+ * walked, the user frames handed on; 0 where either was not left for it.
+ * id and tmp: scratch words (an event's record has room for them).
+ */
+static __always_inline int cfi41_both(struct pt_regs *ctx, struct sw_fp_key *key,
+				      __u64 *id, __u64 *tmp)
+{
+	struct cfi41_state *st;
+	struct sw_fp_uside *u;
+	__u32 cpu;
+
+	if (!cfi41_event(ctx, &key->h, id, tmp, &cpu))
+		return 0;
+	u = cfi41_sides(&st, &cpu);
+	if (!u)
+		return 0;
+	key->h.kstop = st->kstop;
+	key->h.ustop = u->h.ustop;
+	bpf_probe_read(key->kip, sizeof(key->kip),
+		       (void *)(sw_ptr_value(st) +
+				__builtin_offsetof(struct cfi41_state, kip)));
+	bpf_probe_read(key->uip, sizeof(key->uip),
+		       (void *)(sw_ptr_value(u) +
+				__builtin_offsetof(struct sw_fp_uside, uip)));
+	return 1;
+}
+
+/*
  * -d, last for each event: the kernel frames beside the user side; both
  * counted.
  */
@@ -681,25 +741,24 @@ SEC("kprobe")
 int cfi41_kprobe_k(struct pt_regs *ctx)
 {
 	struct sw_fp_key key = {};
-	struct cfi41_state *st;
-	struct sw_fp_uside *u;
 	__u64 id, tmp = 0;
-	__u32 cpu;
 
-	if (!cfi41_event(ctx, &key.h, &id, &tmp, &cpu))
+	if (cfi41_both(ctx, &key, &id, &tmp))
+		sw_count(&counts_kd, &key);
+	return 0;
+}
+
+/* stacksnoop (4.4+), last for each event: both sides sent */
+SEC("kprobe")
+int cfi41_kprobe_ke_v44(struct pt_regs *ctx)
+{
+	struct cfi41_record rec = {};
+
+	/* the BPF stack holds the record and little else: its header is scratch */
+	if (!cfi41_both(ctx, &rec.key, &rec.e.ts, (__u64 *)&rec.e.tid))
 		return 0;
-	u = cfi41_sides(&st, &cpu);
-	if (!u)
-		return 0;
-	key.h.kstop = st->kstop;
-	key.h.ustop = u->h.ustop;
-	bpf_probe_read(key.kip, sizeof(key.kip),
-		       (void *)(sw_ptr_value(st) +
-				__builtin_offsetof(struct cfi41_state, kip)));
-	bpf_probe_read(key.uip, sizeof(key.uip),
-		       (void *)(sw_ptr_value(u) +
-				__builtin_offsetof(struct sw_fp_uside, uip)));
-	sw_count(&counts_kd, &key);
+	sw_event_hdr(&rec.e);
+	sw_emit(ctx, &rec, sizeof(rec));
 	return 0;
 }
 

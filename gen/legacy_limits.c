@@ -268,10 +268,12 @@ static void check_program(struct report *r, const struct bpf_program *prog)
 	const char *name = bpf_program__name(prog);
 	/*
 	 * --pruned: its own programs (cfi41_*), not the follow hooks it
-	 * shares, nor those for 4.2+ (*_v42: tail calls) and uprobes (*_v43)
+	 * shares, nor those for 4.2+ (*_v42: tail calls), uprobes (*_v43)
+	 * and perf output (*_v44)
 	 */
 	int level = strstr(name, "_v41") || (r->pruned && !strncmp(name, "cfi41_", 6) &&
-					     !strstr(name, "_v42") && !strstr(name, "_v43")) ?
+					     !strstr(name, "_v42") && !strstr(name, "_v43") &&
+					     !strstr(name, "_v44")) ?
 		    HELPERS_41 : HELPERS_44;
 	unsigned long long walked;
 	bool cycle;

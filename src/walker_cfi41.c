@@ -57,12 +57,8 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 	if (n->explain)
 		return walkers_refused(&walker_cfi41, "before 4.9 it shows no unwind "
 				       "rules", msg, len);
-	/* its printer writes to trace_pipe, as stacksnoop's events go on 4.1-4.3 */
-	if (n->events && f->helper_output && f->map_perf_array)
-		return walkers_refused(&walker_cfi41, "before 4.9 it sends no events "
-				       "through perf buffers (4.4+), as stacksnoop "
-				       "does here", msg, len);
-	if (!n->kernel_event && n->events)
+	/* 4.1-4.3: a kprobe's stacks printed to trace_pipe, no uprobe's */
+	if (!n->kernel_event && n->events && !f->helper_output)
 		return walkers_refused(&walker_cfi41, "before 4.9 it prints the "
 				       "stacks of kprobes only", msg, len);
 	return false;
@@ -112,7 +108,7 @@ static void cfi41_destroy(struct walker *w)
 /* A kprobe's user side is handed on to a last program: -d, stacksnoop. */
 static bool cfi41_hands(const struct walker *w)
 {
-	return w->o.sink == SINK_PRINTK || w->o.kstack;
+	return w->o.sink != SINK_COUNT || w->o.kstack;
 }
 
 static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
@@ -123,14 +119,17 @@ static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
 	(void)uentry;
 	if (role == SW_ROLE_TRACEPOINT)
 		return NULL;
-	/* a uprobe's (4.3+) registers are the user's: its program walks from them */
-	if (w->o.sink != SINK_COUNT && role != SW_ROLE_KPROBE)
-		return NULL;
+	/*
+	 * a uprobe's (4.3+) registers are the user's: its program walks from
+	 * them, and sends its events (4.4+) through slot 0's program
+	 */
 	if (role == SW_ROLE_UENTRY)
-		return s->progs.cfi41_uprobe_entry_v43;
+		return w->o.sink == SINK_EMIT ? s->progs.cfi41_uprobe_entry_e_v44 :
+		       w->o.sink == SINK_COUNT ? s->progs.cfi41_uprobe_entry_v43 : NULL;
 	if (role != SW_ROLE_KPROBE)
-		return s->progs.cfi41_uprobe_v43;
-	if (w->o.sink != SINK_COUNT && w->o.sink != SINK_PRINTK)
+		return w->o.sink == SINK_EMIT ? s->progs.cfi41_uprobe_e_v44 :
+		       w->o.sink == SINK_COUNT ? s->progs.cfi41_uprobe_v43 : NULL;
+	if (w->o.sink == SINK_EXPLAIN)
 		return NULL;
 	/* 4.2+: the walk goes on by tail calls (bpf/cfi41.bpf.c's links) */
 	if (w->f->helper_tail_call)
@@ -140,9 +139,10 @@ static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
 }
 
 /*
- * What runs after the user side's program, where it hands its frames on:
+ * What runs after a kprobe's user side, where it hands its frames on:
  * the one that counts both sides (-d), or the one that prints them
- * (stacksnoop); NULL where it counts them itself.
+ * (stacksnoop, 4.1-4.3) or sends them (4.4+); NULL where it counts them
+ * itself.
  */
 static struct bpf_program *cfi41_last(const struct walker *w)
 {
@@ -150,6 +150,8 @@ static struct bpf_program *cfi41_last(const struct walker *w)
 
 	if (w->o.sink == SINK_PRINTK)
 		return s->progs.cfi41_kprobe_kp;
+	if (w->o.sink == SINK_EMIT)
+		return s->progs.cfi41_kprobe_ke_v44;
 	return w->o.kstack ? s->progs.cfi41_kprobe_k : NULL;
 }
 
@@ -160,17 +162,23 @@ static void cfi41_choose(struct walker *w)
 	walker_want(w, s->progs.cfi41_drop, true);
 	walker_want(w, s->progs.cfi41_kprobe_k, cfi41_last(w) == s->progs.cfi41_kprobe_k);
 	walker_want(w, s->progs.cfi41_kprobe_kp, cfi41_last(w) == s->progs.cfi41_kprobe_kp);
+	walker_want(w, s->progs.cfi41_kprobe_ke_v44,
+		    cfi41_last(w) == s->progs.cfi41_kprobe_ke_v44);
+	/* the programs a target may have, by what they need besides */
+	const struct bpf_program *kprobes[] = {
+		s->progs.cfi41_kprobe_u, s->progs.cfi41_kprobe_uh,
+		s->progs.cfi41_kprobe_c_v42, s->progs.cfi41_kprobe_ch_v42,
+	}, *chained[] = {
+		s->progs.cfi41_kprobe_c_v42, s->progs.cfi41_kprobe_ch_v42,
+		s->progs.cfi41_uprobe_v43, s->progs.cfi41_uprobe_entry_v43,
+		s->progs.cfi41_uprobe_e_v44, s->progs.cfi41_uprobe_entry_e_v44,
+	};
 	bool kprobe = false, links = false;
-	struct bpf_program *p;
 
-	bpf_object__for_each_program(p, w->obj) {
-		const char *name = bpf_program__name(p);
-
-		if (!bpf_program__autoload(p))
-			continue;
-		kprobe |= !strncmp(name, "cfi41_kprobe_", 13);
-		links |= strstr(name, "_v42") || strstr(name, "_v43");
-	}
+	for (size_t i = 0; i < sizeof(kprobes) / sizeof(kprobes[0]); i++)
+		kprobe |= bpf_program__autoload(kprobes[i]);
+	for (size_t i = 0; i < sizeof(chained) / sizeof(chained[0]); i++)
+		links |= bpf_program__autoload(chained[i]);
 	/* the kernel walk, where a kprobe's user side is walked */
 	walker_want(w, s->progs.cfi41_kprobe_bp, kprobe);
 	walker_want(w, s->progs.cfi41_link1_v42, links);
@@ -179,14 +187,18 @@ static void cfi41_choose(struct walker *w)
 	walker_want(w, s->progs.cfi41_link4_v42, links);
 	walker_want(w, s->progs.cfi41_link_end_v42, links);
 	/* counts what the links end, where there are counts of user sides */
-	walker_want(w, s->progs.cfi41_count_v42, links && !w->o.kstack);
+	walker_want(w, s->progs.cfi41_count_v42, links && !w->o.kstack &&
+		    w->o.sink == SINK_COUNT);
+	/* ... or sends it, where they send events */
+	walker_want(w, s->progs.cfi41_emit_v44, links && w->o.sink == SINK_EMIT);
 }
 
-/* 4.2+: each link of the walk in its slot, the counting one in 0 */
+/* 4.2+: each link of the walk in its slot, the counting (or sending) one in 0 */
 static int cfi41_loaded(struct walker *w)
 {
 	const struct cfi41_bpf *s = w->skel;
 	const struct bpf_program *slots[] = {
+		w->o.sink == SINK_EMIT ? s->progs.cfi41_emit_v44 :
 		s->progs.cfi41_count_v42, s->progs.cfi41_link1_v42,
 		s->progs.cfi41_link2_v42, s->progs.cfi41_link3_v42,
 		s->progs.cfi41_link4_v42, s->progs.cfi41_link_end_v42,
@@ -253,12 +265,13 @@ static void cfi41_key_frames(struct walker *w, const void *key, bool counted,
 {
 	const struct sw_fp_key *both = key;
 	const struct sw_fp_uside *user = key;
-	const __u64 *uip = w->o.kstack ? both->uip : user->uip;
+	/* an event's record holds both sides (bpf/cfi41.bpf.c) */
+	bool two = w->o.kstack || !counted;
+	const __u64 *uip = two ? both->uip : user->uip;
 
-	(void)counted;
 	f->h = &user->h;
-	f->k = w->o.kstack ? both->kip : f->kbuf;
-	f->nk = w->o.kstack ? walker_nframes(both->kip, SW_FP_KDEPTH) : 0;
+	f->k = two ? both->kip : f->kbuf;
+	f->nk = two ? walker_nframes(both->kip, SW_FP_KDEPTH) : 0;
 	f->nu = walker_nframes(uip, SW_FP_UDEPTH);
 	for (size_t i = 0; i < f->nu; i++) {
 		if (i > SW_CFI41_FRAMES && (uip[i] & ~SW_HOW_MASK) >= SW_USER_MAX) {
