@@ -289,18 +289,25 @@ static __always_inline __u64 cfi41_user_bp(struct cfi41_state *st, __u64 regs,
 }
 
 /*
- * The config, where the filters (-c, -p) take the event: its process in
- * *h and *id, its CPU in *cpu (thread_info.cpu; where that was not found,
- * one CPU: src/walker_cfi41.c refuses more).  NULL: not traced.
+ * The config, where the filters (-c, -p, and from 4.2 -- COMMAND's
+ * children) take the event: its process in *h and *id, its CPU in *cpu.
+ * v42: by 4.2's helpers; else (4.1) from the task at the kernel stack's
+ * base, the CPU its thread_info.cpu (where that was not found, one CPU:
+ * src/walker_cfi41.c refuses more).  NULL: not traced.
  */
 static __always_inline struct sw_config *
 cfi41_event(struct pt_regs *ctx, struct sw_key_hdr *h, __u64 *id, __u64 *tmp,
-	    __u32 *cpu)
+	    __u32 *cpu, const int v42)
 {
-	struct sw_config *cfg = sw_filter(0, SW_LINEAR, id);
+	struct sw_config *cfg = sw_filter(v42, v42 ? 0 : SW_LINEAR, id);
 
 	if (!cfg)
 		return NULL;
+	if (v42) {
+		sw_key_hdr(h, cfg, *id, 0);
+		*cpu = bpf_get_smp_processor_id();
+		return cfg;
+	}
 	*cpu = fp_cpu41(PT_REGS_SP(ctx), cfg->thread_size, cfg->ti_cpu_off, tmp) &
 	       -(__u32)(cfg->ti_cpu_off != 0);
 	if ((*cpu ^ cfg->cpu) & cfg->cpu_mask)
@@ -555,7 +562,7 @@ static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand,
 	struct sw_config *cfg;
 	__u32 cpu;
 
-	cfg = cfi41_event(ctx, &key.h, &id, &tmp, &cpu);
+	cfg = cfi41_event(ctx, &key.h, &id, &tmp, &cpu, chain);
 	if (!cfg)
 		return 0;
 	regs = sw_user_regs(cfg, PT_REGS_SP(ctx));
@@ -632,13 +639,13 @@ SEC("kprobe") int cfi41_uprobe_entry_e_v44(struct pt_regs *ctx) { return cfi41_u
  * chain left the kernel into *ubp, and the CPU into *tmp.  0: not traced.
  */
 static __always_inline int cfi41_kernel(struct pt_regs *ctx, struct sw_fp_key *key,
-					__u64 *ubp, __u64 *tmp)
+					__u64 *ubp, __u64 *tmp, const int v42)
 {
 	struct sw_config *cfg;
 	__u64 id;
 	__u32 cpu;
 
-	cfg = cfi41_event(ctx, &key->h, &id, tmp, &cpu);
+	cfg = cfi41_event(ctx, &key->h, &id, tmp, &cpu, v42);
 	if (!cfg)
 		return 0;
 	/*
@@ -658,14 +665,13 @@ static __always_inline int cfi41_kernel(struct pt_regs *ctx, struct sw_fp_key *k
  * user's %rbp where their chain ends, for cfi41_user (no room for this
  * walk beside its five frames).
  */
-SEC("kprobe")
-int cfi41_kprobe_bp(struct pt_regs *ctx)
+static __always_inline int cfi41_bp(struct pt_regs *ctx, const int v42)
 {
 	__u64 ubp = 0, tmp = 0;
 	struct sw_fp_key key = {};
 	struct cfi41_state *st;
 
-	if (!cfi41_kernel(ctx, &key, &ubp, &tmp))
+	if (!cfi41_kernel(ctx, &key, &ubp, &tmp, v42))
 		return 0;
 	/* the array's 4-byte key from tmp (little-endian) */
 	st = bpf_map_lookup_elem(&cfi41_state, &tmp);
@@ -680,6 +686,9 @@ int cfi41_kprobe_bp(struct pt_regs *ctx)
 	st->kip_set = 1;
 	return 0;
 }
+
+SEC("kprobe") int cfi41_kprobe_bp(struct pt_regs *ctx) { return cfi41_bp(ctx, 0); }
+SEC("kprobe") int cfi41_kprobe_bp_v42(struct pt_regs *ctx) { return cfi41_bp(ctx, 1); }
 
 /*
  * The kernel frames cfi41_kprobe_bp walked for this event, and the user
@@ -711,13 +720,13 @@ cfi41_sides(struct cfi41_state **st, __u32 *cpu)
  * id and tmp: scratch words (an event's record has room for them).
  */
 static __always_inline int cfi41_both(struct pt_regs *ctx, struct sw_fp_key *key,
-				      __u64 *id, __u64 *tmp)
+				      __u64 *id, __u64 *tmp, const int v42)
 {
 	struct cfi41_state *st;
 	struct sw_fp_uside *u;
 	__u32 cpu;
 
-	if (!cfi41_event(ctx, &key->h, id, tmp, &cpu))
+	if (!cfi41_event(ctx, &key->h, id, tmp, &cpu, v42))
 		return 0;
 	u = cfi41_sides(&st, &cpu);
 	if (!u)
@@ -737,16 +746,18 @@ static __always_inline int cfi41_both(struct pt_regs *ctx, struct sw_fp_key *key
  * -d, last for each event: the kernel frames beside the user side; both
  * counted.
  */
-SEC("kprobe")
-int cfi41_kprobe_k(struct pt_regs *ctx)
+static __always_inline int cfi41_k(struct pt_regs *ctx, const int v42)
 {
 	struct sw_fp_key key = {};
 	__u64 id, tmp = 0;
 
-	if (cfi41_both(ctx, &key, &id, &tmp))
+	if (cfi41_both(ctx, &key, &id, &tmp, v42))
 		sw_count(&counts_kd, &key);
 	return 0;
 }
+
+SEC("kprobe") int cfi41_kprobe_k(struct pt_regs *ctx) { return cfi41_k(ctx, 0); }
+SEC("kprobe") int cfi41_kprobe_k_v42(struct pt_regs *ctx) { return cfi41_k(ctx, 1); }
 
 /* stacksnoop (4.4+), last for each event: both sides sent */
 SEC("kprobe")
@@ -755,7 +766,7 @@ int cfi41_kprobe_ke_v44(struct pt_regs *ctx)
 	struct cfi41_record rec = {};
 
 	/* the BPF stack holds the record and little else: its header is scratch */
-	if (!cfi41_both(ctx, &rec.key, &rec.e.ts, (__u64 *)&rec.e.tid))
+	if (!cfi41_both(ctx, &rec.key, &rec.e.ts, (__u64 *)&rec.e.tid, 1))
 		return 0;
 	sw_event_hdr(&rec.e);
 	sw_emit(ctx, &rec, sizeof(rec));
@@ -769,8 +780,7 @@ int cfi41_kprobe_ke_v44(struct pt_regs *ctx)
  * read a word above user space ends the user side there, unreadable, as
  * there too.
  */
-SEC("kprobe")
-int cfi41_kprobe_kp(struct pt_regs *ctx)
+static __always_inline int cfi41_kp(struct pt_regs *ctx, const int v42)
 {
 	struct sw_key_hdr h = {};
 	volatile __u64 fmt[2];
@@ -780,7 +790,7 @@ int cfi41_kprobe_kp(struct pt_regs *ctx)
 	__u64 id, tmp = 0, v;
 	__u32 cpu, magic;
 
-	cfg = cfi41_event(ctx, &h, &id, &tmp, &cpu);
+	cfg = cfi41_event(ctx, &h, &id, &tmp, &cpu, v42);
 	if (!cfg)
 		return 0;
 	magic = cfg->magic;
@@ -821,6 +831,9 @@ done:
 	return 0;
 }
 
+SEC("kprobe") int cfi41_kprobe_kp(struct pt_regs *ctx) { return cfi41_kp(ctx, 0); }
+SEC("kprobe") int cfi41_kprobe_kp_v42(struct pt_regs *ctx) { return cfi41_kp(ctx, 1); }
+
 /*
  * A process's list goes when it runs exec (setup_new_exec: its old image
  * is gone) or its main thread exits (do_exit), so that no image, nor a
@@ -841,6 +854,18 @@ int cfi41_drop(struct pt_regs *ctx)
 		return 0;
 	id = fp_task41(cfg, PT_REGS_SP(ctx), &h, &tmp, 0);
 	tgid = id >> 32;
+	if (tgid && tgid == (__u32)id)
+		bpf_map_delete_elem(&cfi_procs, &tgid);
+	return 0;
+}
+
+/* the same, where 4.2's helper says whose exec or exit it is */
+SEC("kprobe")
+int cfi41_drop_v42(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+
 	if (tgid && tgid == (__u32)id)
 		bpf_map_delete_elem(&cfi_procs, &tgid);
 	return 0;

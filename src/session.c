@@ -270,8 +270,9 @@ static int plan(struct session *s)
 			wo->ustack = false;
 		s->task41_err = e;
 	} else if (kprobe && wo->ustack && !walker_cfi_runs(f) &&
+		   !walker_cfi41_chained(f) &&
 		   (kind == SW_WALKER_AUTO || kind == SW_WALKER_CFI)) {
-		/* 4.2-4.8: the cfi walker's stand-in finds them as 4.1 does */
+		/* no CPU helper: the cfi walker's stand-in finds them as 4.1 does */
 		need.no_task = task_calib(f, &wo->task41) != 0;
 	} else if (wo->follow && !f->prog_tracepoint) {
 		/* 4.2-4.6: a fork's child is seen by its task (src/walker.c) */

@@ -88,7 +88,7 @@ int session_spawn(struct session *s)
 		s->wo.follow = false;
 		s->wo.pid = s->cmd.pid;
 	} else if (s->wo.kind == SW_WALKER_CFI && !walker_cfi_runs(&s->f) &&
-		   s->need.kernel_event) {
+		   !walker_cfi41_chained(&s->f) && s->need.kernel_event) {
 		/* bpf/cfi41.bpf.c's kprobe programs filter by process, not by the fork map */
 		fprintf(stderr, "%s: the cfi walker follows no forks from a kprobe "
 			"before 4.9, so only %s itself is traced, not the "

@@ -25,6 +25,11 @@
 #define CFI41_STR_(x) #x
 #define CFI41_STR(x) CFI41_STR_(x)
 
+bool walker_cfi41_chained(const struct sw_features *f)
+{
+	return f->helper_tail_call && f->helper_pid && f->helper_cpu;
+}
+
 static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *n,
 			 char *msg, size_t len)
 {
@@ -45,12 +50,12 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 	if (!n->ustack)
 		return walkers_refused(&walker_cfi41, "it unwinds user frames, and "
 				       "this run records none", msg, len);
-	if (n->kernel_event && n->no_cpu)
+	if (n->kernel_event && n->no_cpu && !walker_cfi41_chained(f))
 		return walkers_refused(&walker_cfi41, "it keeps each walk's state "
 				       "by CPU, and where thread_info keeps the "
 				       "CPU was not found (it is measured on two "
 				       "CPUs)", msg, len);
-	if (n->kernel_event && n->no_task)
+	if (n->kernel_event && n->no_task && !walker_cfi41_chained(f))
 		return walkers_refused(&walker_cfi41, "it finds each event's process "
 				       "from the task at the kernel stack's base, "
 				       "not found here", msg, len);
@@ -69,7 +74,7 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 static const char *cfi41_why(const struct sw_features *f, const struct walker_need *n)
 {
 	(void)n;
-	if (!f->helper_tail_call)
+	if (!walker_cfi41_chained(f))
 		return "no tail calls (4.1): the first " CFI41_STR(SW_CFI41_FRAMES)
 		       " user callers from unwind tables, then frame pointers; "
 		       CFI41_KERNEL;
@@ -96,7 +101,7 @@ static int cfi41_open(struct walker *w)
 	/* no perf event arrays before 4.3: nothing here sends events */
 	bpf_map__set_autocreate(s->maps.events, false);
 	/* nor program arrays before 4.2, where the walk is one program */
-	bpf_map__set_autocreate(s->maps.cfi41_links, w->f->helper_tail_call);
+	bpf_map__set_autocreate(s->maps.cfi41_links, walker_cfi41_chained(w->f));
 	return 0;
 }
 
@@ -132,7 +137,7 @@ static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
 	if (w->o.sink == SINK_EXPLAIN)
 		return NULL;
 	/* 4.2+: the walk goes on by tail calls (bpf/cfi41.bpf.c's links) */
-	if (w->f->helper_tail_call)
+	if (walker_cfi41_chained(w->f))
 		return cfi41_hands(w) ? s->progs.cfi41_kprobe_ch_v42 :
 					s->progs.cfi41_kprobe_c_v42;
 	return cfi41_hands(w) ? s->progs.cfi41_kprobe_uh : s->progs.cfi41_kprobe_u;
@@ -147,24 +152,39 @@ static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
 static struct bpf_program *cfi41_last(const struct walker *w)
 {
 	const struct cfi41_bpf *s = w->skel;
+	bool v42 = walker_cfi41_chained(w->f);
 
 	if (w->o.sink == SINK_PRINTK)
-		return s->progs.cfi41_kprobe_kp;
+		return v42 ? s->progs.cfi41_kprobe_kp_v42 : s->progs.cfi41_kprobe_kp;
 	if (w->o.sink == SINK_EMIT)
 		return s->progs.cfi41_kprobe_ke_v44;
-	return w->o.kstack ? s->progs.cfi41_kprobe_k : NULL;
+	if (!w->o.kstack)
+		return NULL;
+	return v42 ? s->progs.cfi41_kprobe_k_v42 : s->progs.cfi41_kprobe_k;
+}
+
+/* The program a kprobe's event runs first: the kernel walk */
+static struct bpf_program *cfi41_first(const struct walker *w)
+{
+	const struct cfi41_bpf *s = w->skel;
+
+	return walker_cfi41_chained(w->f) ? s->progs.cfi41_kprobe_bp_v42 :
+					    s->progs.cfi41_kprobe_bp;
+}
+
+/* The program that drops a process's list at exec and exit */
+static struct bpf_program *cfi41_dropper(const struct walker *w)
+{
+	const struct cfi41_bpf *s = w->skel;
+
+	return walker_cfi41_chained(w->f) ? s->progs.cfi41_drop_v42 :
+					    s->progs.cfi41_drop;
 }
 
 static void cfi41_choose(struct walker *w)
 {
 	const struct cfi41_bpf *s = w->skel;
-
-	walker_want(w, s->progs.cfi41_drop, true);
-	walker_want(w, s->progs.cfi41_kprobe_k, cfi41_last(w) == s->progs.cfi41_kprobe_k);
-	walker_want(w, s->progs.cfi41_kprobe_kp, cfi41_last(w) == s->progs.cfi41_kprobe_kp);
-	walker_want(w, s->progs.cfi41_kprobe_ke_v44,
-		    cfi41_last(w) == s->progs.cfi41_kprobe_ke_v44);
-	/* the programs a target may have, by what they need besides */
+	/* the programs a target may have: those of kprobes, those chained */
 	const struct bpf_program *kprobes[] = {
 		s->progs.cfi41_kprobe_u, s->progs.cfi41_kprobe_uh,
 		s->progs.cfi41_kprobe_c_v42, s->progs.cfi41_kprobe_ch_v42,
@@ -173,24 +193,32 @@ static void cfi41_choose(struct walker *w)
 		s->progs.cfi41_uprobe_v43, s->progs.cfi41_uprobe_entry_v43,
 		s->progs.cfi41_uprobe_e_v44, s->progs.cfi41_uprobe_entry_e_v44,
 	};
-	bool kprobe = false, links = false;
+	struct bpf_program *lasts[] = {
+		s->progs.cfi41_kprobe_k, s->progs.cfi41_kprobe_k_v42,
+		s->progs.cfi41_kprobe_kp, s->progs.cfi41_kprobe_kp_v42,
+		s->progs.cfi41_kprobe_ke_v44,
+	}, *links[] = {
+		s->progs.cfi41_link1_v42, s->progs.cfi41_link2_v42,
+		s->progs.cfi41_link3_v42, s->progs.cfi41_link4_v42,
+		s->progs.cfi41_link_end_v42,
+	};
+	bool kprobe = false, chain = false;
 
 	for (size_t i = 0; i < sizeof(kprobes) / sizeof(kprobes[0]); i++)
 		kprobe |= bpf_program__autoload(kprobes[i]);
 	for (size_t i = 0; i < sizeof(chained) / sizeof(chained[0]); i++)
-		links |= bpf_program__autoload(chained[i]);
-	/* the kernel walk, where a kprobe's user side is walked */
-	walker_want(w, s->progs.cfi41_kprobe_bp, kprobe);
-	walker_want(w, s->progs.cfi41_link1_v42, links);
-	walker_want(w, s->progs.cfi41_link2_v42, links);
-	walker_want(w, s->progs.cfi41_link3_v42, links);
-	walker_want(w, s->progs.cfi41_link4_v42, links);
-	walker_want(w, s->progs.cfi41_link_end_v42, links);
-	/* counts what the links end, where there are counts of user sides */
-	walker_want(w, s->progs.cfi41_count_v42, links && !w->o.kstack &&
+		chain |= bpf_program__autoload(chained[i]);
+	walker_want(w, cfi41_dropper(w), true);
+	/* a kprobe's kernel walk first, and where it hands on, the last program */
+	walker_want(w, cfi41_first(w), kprobe);
+	for (size_t i = 0; i < sizeof(lasts) / sizeof(lasts[0]); i++)
+		walker_want(w, lasts[i], kprobe && cfi41_last(w) == lasts[i]);
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		walker_want(w, links[i], chain);
+	/* slot 0: counts what the links end, or sends it (stacksnoop) */
+	walker_want(w, s->progs.cfi41_count_v42, chain && !w->o.kstack &&
 		    w->o.sink == SINK_COUNT);
-	/* ... or sends it, where they send events */
-	walker_want(w, s->progs.cfi41_emit_v44, links && w->o.sink == SINK_EMIT);
+	walker_want(w, s->progs.cfi41_emit_v44, chain && w->o.sink == SINK_EMIT);
 }
 
 /* 4.2+: each link of the walk in its slot, the counting (or sending) one in 0 */
@@ -230,25 +258,21 @@ static int cfi41_before_target(struct walker *w, const struct sw_target *tg)
 /* ... and the one that finds the user's %rbp after it, to run first */
 static int cfi41_after_target(struct walker *w, const struct sw_target *tg)
 {
-	const struct cfi41_bpf *s = w->skel;
-
 	if (tg->role != SW_ROLE_KPROBE)
 		return 0;
-	return walker_attach_spec(w, bpf_program__fd(s->progs.cfi41_kprobe_bp),
-				  &tg->spec);
+	return walker_attach_spec(w, bpf_program__fd(cfi41_first(w)), &tg->spec);
 }
 
 /* a process's list dropped at exec and at its exit (bpf/cfi41.bpf.c) */
 static int cfi41_attach(struct walker *w)
 {
-	const struct cfi41_bpf *s = w->skel;
 	static const char *const fns[] = { "setup_new_exec", "do_exit" };
 	struct sw_probe_spec spec = { .kind = SW_PROBE_KPROBE };
 	int err = 0;
 
 	for (size_t i = 0; i < 2 && !err; i++) {
 		spec.func = fns[i];
-		err = walker_attach_spec(w, bpf_program__fd(s->progs.cfi41_drop), &spec);
+		err = walker_attach_spec(w, bpf_program__fd(cfi41_dropper(w)), &spec);
 	}
 	return err;
 }

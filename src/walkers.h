@@ -101,6 +101,11 @@ extern const struct walker_desc walker_cfi, walker_cfi41, walker_getstack,
 
 /* The kernel has what the cfi walker needs (4.9+); else walker_cfi41 stands in. */
 bool walker_cfi_runs(const struct sw_features *f);
+/*
+ * walker_cfi41 goes on by tail calls, with 4.2's helpers for the process
+ * and CPU (and so follows forks); else it is 4.1's one program.
+ */
+bool walker_cfi41_chained(const struct sw_features *f);
 
 /* The walker of that kind for this kernel (4.1 has a cfi walker of its own). */
 const struct walker_desc *walkers_get(const struct sw_features *f,

@@ -167,18 +167,13 @@ KWALKERS=$UWALKERS
 ge 4 3 && UWALKERS="$UWALKERS cfi"
 DWALKERS=$KWALKERS
 ge 4 9 && DWALKERS="$DWALKERS cfi"
-# before 4.9, the cfi walker's stand-in (src/walker_cfi41.c), as it says why
-# and of -- COMMAND
+# before 4.9, the cfi walker's stand-in (src/walker_cfi41.c), as it says why,
 # and how it finds the frames past the fifth caller (4.2+: by tail calls)
 if ge 4 2; then
 	CFI41_WHY="no stack maps or per-CPU maps (4.2-4.8): user callers from unwind tables, 5 a program by tail calls, as deep as a key"
-	CFI41_CMD='the cfi walker follows no forks from a kprobe before 4.9, so only'
-	CFI41_CMD_FP='; --walker fp follows them'
 	CFI41_PAST='cfi    '
 else
 	CFI41_WHY='no tail calls (4.1): the first 5 user callers from unwind tables, then frame pointers'
-	CFI41_CMD='this kernel has no bpf_get_current_pid_tgid (4.2+) to see forks with, so only'
-	CFI41_CMD_FP=
 	CFI41_PAST='fp     '
 fi
 CFI41_WHY="$CFI41_WHY; kernel frames by a second probe's frame-pointer walk"
@@ -726,6 +721,17 @@ cfi_refused() {	# before 4.9: one line; auto takes another walker
 		--walker cfi -K $GETPPID
 }
 
+# cmd_said TOOL COMMAND ERR: what TOOL said of -- COMMAND in ERR (4.1:
+# that the processes it starts are not followed; else nothing)
+cmd_said() {
+	if ge 4 2; then
+		expect "$3" < /dev/null
+	else
+		echo "$1: this kernel has no bpf_get_current_pid_tgid (4.2+) to see forks with, so only $2 itself is traced, not the processes it starts" |
+			expect "$3"
+	fi
+}
+
 # expect_line LINE: standard input is that one line
 expect_line() {
 	cat > /tmp/got
@@ -816,8 +822,7 @@ Tracing 1 functions for "$GETPPID"... Hit Ctrl-C to end.
 
 Detaching...
 EOF
-	echo "stackcount: $CFI41_CMD ./deep itself is traced, not the processes it starts$CFI41_CMD_FP" |
-		expect /tmp/t.out.err
+	cmd_said stackcount ./deep /tmp/t.out.err
 }
 
 # Two processes whose maps the tool read, released together, 6,000 calls
@@ -1038,8 +1043,9 @@ EOF
 # A child of vfork runs while its parent waits in the kernel's fork: seen
 # by the fork hook before it runs (4.2-4.6: at wake_up_new_task, not at
 # the fork's return), every call of its counted
-opt_vfork() {
-	sc /tmp/o.v -K -P $GETPPID -- ./sysc vfork 2 || return 1
+opt_vfork() {	# [ARGS]: the walker's, -K by default
+	if [ $# -eq 0 ]; then set -- -K; fi
+	sc /tmp/o.v -P "$@" $GETPPID -- ./sysc vfork 2 || return 1
 	awk '/^    [a-z]+ \[PID\]$/ { who = $1 } /^    [0-9]+$/ { n[who] += $1 }
 	     END { for (w in n) print w, n[w] }' /tmp/o.v > /tmp/o.v.sum
 	echo 'sysc 6' | expect /tmp/o.v.sum
@@ -1204,8 +1210,7 @@ cfi_snoop_41() {
 			printf 'r4: syscall\nr5: %s\nr6: main\nr7: __libc_start_call_main\nr8: __libc_start_main\nr9: _start\n' $caller
 		done
 	} | expect /tmp/cs.ev || return 1
-	echo "stacksnoop: $CFI41_CMD ./cfipaths_o2 itself is traced, not the processes it starts$CFI41_CMD_FP" |
-		expect /tmp/cs.err || return 1
+	cmd_said stacksnoop ./cfipaths_o2 /tmp/cs.err || return 1
 	# -v: each user frame tagged as stackcount -v tags it (cfi_tags_41),
 	# the frames past main left out
 	$SN -v -U --walker cfi $GETPPID -- ./deep 8 9 > /tmp/cs.out 2> /tmp/cs.err ||
@@ -1382,6 +1387,7 @@ if ge 4 3 && ! ge 4 9; then
 	t "4.3-4.8, cfi, dynamic: the same callers through Debian's libc and ld.so" cfi_callers_dynamic cfipaths_dyn
 	t "4.3-4.8, cfi, dynamic, -O2 without frame pointers: the same callers" cfi_callers_dynamic cfipaths_o2_dyn
 	t "4.3-4.8, cfi: a stack of the key's most frames whole, by tail calls, one more cut, marked and said" cfi_deep
+	t "4.3-4.8, cfi, a kprobe's -U, -- COMMAND: a child of vfork followed from its first call" opt_vfork -U --walker cfi
 fi
 if ! ge 4 9; then
 	t "4.1-4.8, cfi: a kprobe's -U, five callers by CFI: every caller to _start, static and dynamic, -O2 without frame pointers too" cfi_callers_41
