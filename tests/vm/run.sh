@@ -11,10 +11,14 @@ B=build
 S=$B/tests/workloads/static
 kernels=(cloud:$B/vm/cloud/vmlinuz cloud612:$B/vm/cloud612/vmlinuz fp:$B/vm/fp/bzImage
 	fp612:$B/vm/fp612/bzImage)
+for k in ../shared/kernels/*/bzImage; do
+	[ -e "$k" ] && kernels+=("$(basename "$(dirname "$k")"):$k")
+done
 # VM_MORE_KERNELS="DIR ...": more kernels, each DIR holding a bzImage built
 # as ../shared/kernels' are (named by the DIR's last component)
-for k in ../shared/kernels/*/bzImage ${VM_MORE_KERNELS:+$(printf '%s/bzImage ' $VM_MORE_KERNELS)}; do
-	[ -e "$k" ] && kernels+=("$(basename "$(dirname "$k")"):$k")
+for d in ${VM_MORE_KERNELS:-}; do
+	[ -e "$d/bzImage" ] || { echo "VM_MORE_KERNELS: no bzImage in $d" >&2; exit 1; }
+	kernels+=("$(basename "$d"):$d/bzImage")
 done
 
 # VM_ONLY=REGEX boots only the kernels whose names match, VM_TESTS=FUNCTION
