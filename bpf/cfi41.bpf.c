@@ -2,20 +2,23 @@
 /*
  * The cfi walker on 4.1-4.8: user frames of a kernel event (and from 4.3
  * of a uprobe) found from the binaries' unwind tables (bpf/cfi.h), where
- * 4.9+ take them by tail calls (bpf/cfi_walk.bpf.h).  4.1 has no tail
- * calls, and 4.2-4.8 none of the maps those chains keep their state and
- * kernel frames in, so one program of at most
- * 4,096 instructions holds the whole walk: the first SW_CFI41_FRAMES
- * callers by CFI, then frame-pointer steps (gen/walker.py), each frame
- * tagged with how it was found.  No room is left there for a kernel
- * walk, so other probes of the same function run programs before and
- * after it: cfi41_kprobe_bp first, which walks the kernel frames and
- * finds the user's %rbp where their chain ends, and last, where the user
- * side hands its frames on, cfi41_kprobe_k (-d), which counts both sides,
- * or cfi41_kprobe_kp (stacksnoop), which prints them.  Its
- * verifier reads memory only through the stack and a checked map value
- * at a constant offset, so a process's mapping list and the rows are read
- * with bpf_probe_read at their addresses, taken as numbers.
+ * 4.9+ take them by tail calls (bpf/cfi_walk.bpf.h), whose state and
+ * kernel frames live in maps these kernels lack.  A program of at most
+ * 4,096 instructions takes SW_CFI41_FRAMES callers by CFI; on 4.1, with
+ * no tail calls, frame-pointer steps (gen/walker.py) follow in the same
+ * program, and from 4.2 the links of a chain of tail calls take the
+ * rest, SW_CFI41_FRAMES each (*_v42: 4.2's helpers; *_v43, *_v44: 4.3's
+ * uprobes, 4.4's perf output).  Each frame is tagged with how it was
+ * found.  No room is left there for a kernel walk, so other probes of the
+ * same function run programs before and after a kprobe's:
+ * cfi41_kprobe_bp first, which walks the kernel frames and finds the
+ * user's %rbp where their chain ends, and last, where the user side hands
+ * its frames on, cfi41_kprobe_k (-d), which counts both sides,
+ * cfi41_kprobe_kp (stacksnoop, 4.1-4.3), which prints them, or
+ * cfi41_kprobe_ke_v44, which sends them.  Its verifier reads memory only
+ * through the stack and a checked map value at a constant offset, so a
+ * process's mapping list and the rows are read with bpf_probe_read at
+ * their addresses, taken as numbers.
  */
 #include "common.bpf.h"
 #include "printk.bpf.h"
@@ -392,8 +395,9 @@ static __always_inline void cfi41_walk(struct cfi41_state *st, __u32 tgid,
  * a program, in the CPU's cfi41_hand key: every frame of the key found by
  * its rule.  Link 0 is the event's own program; slot 0 holds the program
  * that counts a key a later link ended (cfi41_count_v42), loaded only
- * where the counts map is made, and slot CFI41_LINKS the one that tells
- * a full key's stack whole from one cut (cfi41_link_end_v42).
+ * where the counts map is made, or sends it (cfi41_emit_v44), and slot
+ * CFI41_LINKS the one that tells a full key's stack whole from one cut
+ * (cfi41_link_end_v42).
  */
 #define CFI41_LINKS	((SW_FP_UDEPTH - 1) / SW_CFI41_FRAMES)
 SW_PROG_ARRAY(cfi41_links, CFI41_LINKS + 1);
@@ -408,8 +412,8 @@ static __always_inline void cfi41_count(struct sw_fp_uside *u,
 
 /*
  * The end of a chain: stop (-1: the tail call failed) into the key at u,
- * which is handed on to the last program of a kprobe (st->hand) or
- * counted: by link 0 itself (count), else by slot 0's program.
+ * which is handed on to the last program of a kprobe (st->hand), counted
+ * by link 0 itself (count), or else counted or sent by slot 0's program.
  */
 static __always_inline int cfi41_finish(void *ctx, const struct cfi41_state *st,
 					struct sw_fp_uside *u,

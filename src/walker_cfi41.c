@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * The cfi walker on 4.1-4.8 (bpf/cfi41.bpf.c): no tail calls on 4.1, and
- * before 4.9 none of the stack maps, per-CPU maps and current task the
- * cfi walker's chains need (src/walker_cfi.c), so one program takes a
- * kernel event's user frames (and from 4.3 a uprobe's), the first few by
- * the unwind tables the frontend loads (src/unwind.c, as on 4.9+), the
- * rest by frame pointers, each tagged with how it was found.  The kernel walk
- * does not fit beside it: another probe of each function, made after it
- * so that it runs first, walks the kernel frames and finds the user's
- * %rbp where their chain ends; with kernel frames (-d), and in
+ * The cfi walker on 4.1-4.8 (bpf/cfi41.bpf.c): before 4.9 none of the
+ * stack maps, per-CPU maps and current task the cfi walker's chains need
+ * (src/walker_cfi.c).  One program takes a kernel event's user frames
+ * (and from 4.3 a uprobe's), the first few by the unwind tables the
+ * frontend loads (src/unwind.c, as on 4.9+); on 4.1, which has no tail
+ * calls, the rest by frame pointers, from 4.2 by more of the tables in a
+ * chain of tail calls; each frame is tagged with how it was found.  The
+ * kernel walk does not fit beside it: another probe of each function,
+ * made after it so that it runs first, walks the kernel frames and finds
+ * the user's %rbp where their chain ends; with kernel frames (-d), and in
  * stacksnoop, a third, made before it so that it runs last, counts both
- * sides, or prints them as the fp walker's 4.1 program does.  Its keys
- * are the fp walker's: the user side alone (struct sw_fp_uside) or both (struct
- * sw_fp_key).
+ * sides, prints them as the fp walker's 4.1 program does, or sends them
+ * (4.4+).  Its keys and events are the fp walker's: the user side alone
+ * (struct sw_fp_uside) or both (struct sw_fp_key).
  */
 #include <errno.h>
 #include <bpf/bpf.h>
@@ -98,9 +99,7 @@ static int cfi41_open(struct walker *w)
 	w->cfi_procs = s->maps.cfi_procs;
 	bpf_map__set_max_entries(w->cfi_rows, cfi_rows_in(w->o.unwind_mb));
 	bpf_map__set_max_entries(s->maps.cfi41_state, libbpf_num_possible_cpus());
-	/* no perf event arrays before 4.3: nothing here sends events */
-	bpf_map__set_autocreate(s->maps.events, false);
-	/* nor program arrays before 4.2, where the walk is one program */
+	/* no program arrays before 4.2, where the walk is one program */
 	bpf_map__set_autocreate(s->maps.cfi41_links, walker_cfi41_chained(w->f));
 	return 0;
 }
