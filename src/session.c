@@ -345,16 +345,21 @@ static void print_features(struct session *s)
 	const struct walker_desc *d, *u;
 	const char *why = NULL;
 	char no[512];
-	struct walker_need user = { .kernel_event = true, .ustack = true };
+	struct walker_need user = { .kernel_event = true, .ustack = true },
+			   uprobe = { .ustack = true };
 
 	kfeatures_print(&s->f, s->out);
 	d = walkers_pick(&s->f, NULL, NULL, &why, no, sizeof(no));
 	fprintf(s->out, "%-34s %s: %s\n", "walker", d ? d->name : "none",
 		d ? why : no);
-	/* 4.1-4.8: a kprobe's user frames take another walker */
+	/* 4.1-4.8: a kprobe's user frames take another walker, and 4.3-4.8 a uprobe's */
 	u = walkers_pick(&s->f, &user, NULL, &why, no, sizeof(no));
 	if (d && u && u != d)
 		fprintf(s->out, "%-34s %s: %s\n", "walker, a kprobe's user frames", u->name,
+			why);
+	u = walkers_pick(&s->f, &uprobe, NULL, &why, no, sizeof(no));
+	if (d && u && u != d)
+		fprintf(s->out, "%-34s %s: %s\n", "walker, a uprobe's stacks", u->name,
 			why);
 }
 

@@ -48,6 +48,9 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 	if (n->tracepoint)
 		return walkers_refused(&walker_cfi41, "before 4.9 it walks the user "
 				       "frames of kprobes and uprobes only", msg, len);
+	if (!n->kernel_event && !f->uprobes)
+		return walkers_refused(&walker_cfi41, "this kernel runs no BPF "
+				       "programs on uprobes (4.3+)", msg, len);
 	if (!n->ustack)
 		return walkers_refused(&walker_cfi41, "it unwinds user frames, and "
 				       "this run records none", msg, len);
