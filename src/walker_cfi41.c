@@ -63,9 +63,12 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 		return walkers_refused(&walker_cfi41, "it finds each event's process "
 				       "from the task at the kernel stack's base, "
 				       "not found here", msg, len);
-	if (n->explain)
-		return walkers_refused(&walker_cfi41, "before 4.9 it shows no unwind "
-				       "rules", msg, len);
+	/* its events carry each frame's tag, the rules shown beside them */
+	if (n->explain && (n->kernel_event || !walker_cfi41_chained(f) ||
+			   !f->helper_output))
+		return walkers_refused(&walker_cfi41, "before 4.9 it shows the "
+				       "unwind rules of uprobes' events only "
+				       "(4.4+)", msg, len);
 	/* 4.1-4.3: a kprobe's stacks printed to trace_pipe, no uprobe's */
 	if (!n->kernel_event && n->events && !f->helper_output)
 		return walkers_refused(&walker_cfi41, "before 4.9 it prints the "

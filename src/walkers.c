@@ -81,7 +81,8 @@ int walkers_explain(const struct sw_features *f, enum sw_walker asked,
 		    bool kprobe, enum sw_walker *kind, const char **why,
 		    char *msg, size_t len)
 {
-	struct walker_need user = { .ustack = true, .explain = true };
+	struct walker_need user = { .ustack = true, .explain = true, .events = true };
+	const struct walker_desc *cfi = walkers_get(f, SW_WALKER_CFI);
 	bool rules;
 
 	if (asked != SW_WALKER_AUTO && asked != SW_WALKER_FP &&
@@ -96,8 +97,8 @@ int walkers_explain(const struct sw_features *f, enum sw_walker asked,
 		return 1;
 	}
 	/* user frames: the unwind rule of each, where cfi runs */
-	rules = asked != SW_WALKER_FP && !kprobe &&
-		!walker_cfi.refuse(f, &user, msg, len);
+	rules = asked != SW_WALKER_FP && !kprobe && cfi &&
+		!cfi->refuse(f, &user, msg, len);
 	if (asked == SW_WALKER_CFI && !rules) {
 		if (kprobe)
 			snprintf(msg, len, "--walker cfi --explain: a kernel "

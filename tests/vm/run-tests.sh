@@ -1404,6 +1404,7 @@ ge 4 2 || t "stacksnoop, 4.1: -d -p, only the process named, user frames exact" 
 if ! ge 4 9; then
 	t "stacksnoop, 4.1-4.8, cfi: -d, kernel frames, then every user caller to _start; -v tags each frame" cfi_snoop_41
 	ge 4 4 && t "stacksnoop, 4.4-4.8, cfi: a uprobe's events, each stack whole to _start" cfi_snoop
+	ge 4 4 && t "stacksnoop --explain, 4.4-4.8, cfi: each user frame's unwind rule" cfi_explain
 fi
 if [ $CLOUD = yes ]; then
 	t "stacksnoop --explain: refused without kernel frame pointers" explain_orc_refused
