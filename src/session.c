@@ -292,7 +292,7 @@ static int plan(struct session *s)
 	need.ustack = wo->ustack;
 	need.explain = o->sink == SINK_EXPLAIN;
 	need.events = o->sink != SINK_COUNT;
-	/* the CPU as walker_cfi41 and 4.1's fp programs find it */
+	/* the CPU as programs without a CPU helper find it (4.1's) */
 	need.no_cpu = !wo->task41.cpu && libbpf_num_possible_cpus() > 1;
 	if (kind == SW_WALKER_AUTO) {
 		d = walkers_pick(f, &need, NULL, &s->why, err, sizeof(err));

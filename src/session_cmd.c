@@ -89,11 +89,11 @@ int session_spawn(struct session *s)
 		s->wo.pid = s->cmd.pid;
 	} else if (s->wo.kind == SW_WALKER_CFI && !walker_cfi_runs(&s->f) &&
 		   !walker_cfi41_chained(&s->f) && s->need.kernel_event) {
-		/* bpf/cfi41.bpf.c's kprobe programs filter by process, not by the fork map */
+		/* 4.1's kprobe programs of bpf/cfi41.bpf.c filter by process alone */
 		fprintf(stderr, "%s: the cfi walker follows no forks from a kprobe "
-			"before 4.9, so only %s itself is traced, not the "
-			"processes it starts; --walker fp follows them\n", s->o.tool,
-			s->o.command[0]);
+			"without a CPU helper for kprobes (4.2+), so only %s "
+			"itself is traced, not the processes it starts; --walker "
+			"fp follows them\n", s->o.tool, s->o.command[0]);
 		s->wo.follow = false;
 		s->wo.pid = s->cmd.pid;
 	}

@@ -33,9 +33,12 @@ struct walker_need {
 	bool kstack, ustack;
 	bool explain;		/* stacksnoop --explain */
 	bool events;		/* stacksnoop: each event sent, not counted */
-	/* 4.1-4.8: an event's CPU not known (measured on two CPUs), and more than one */
+	/*
+	 * Without a CPU helper for kprobes (4.1): an event's CPU not known
+	 * (measured on two CPUs), and more than one; the task at the kernel
+	 * stack's base not found (src/task_calib.c)
+	 */
 	bool no_cpu;
-	/* 4.2-4.8: the task at the kernel stack's base not found (src/task_calib.c) */
 	bool no_task;
 };
 
