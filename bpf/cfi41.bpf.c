@@ -454,19 +454,13 @@ int cfi41_count_v42(struct pt_regs *ctx)
 }
 
 /*
- * 4.4+: an event as the fp walker sends one (bpf/fp.bpf.c), built on the
- * stack, where 4.4 takes the data it sends from
+ * stacksnoop, slot 0 in place of the counting program: a uprobe's event,
+ * as the fp walker sends one
  */
-struct cfi41_record {
-	struct sw_event_hdr e;
-	struct sw_fp_key key;
-};
-
-/* stacksnoop, slot 0 in place of the counting program: a uprobe's event */
 SEC("kprobe")
 int cfi41_emit_v44(struct pt_regs *ctx)
 {
-	struct cfi41_record rec = {};
+	struct sw_fp_record rec = {};
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct sw_fp_uside *u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
 
@@ -767,7 +761,7 @@ SEC("kprobe") int cfi41_kprobe_k_v42(struct pt_regs *ctx) { return cfi41_k(ctx, 
 SEC("kprobe")
 int cfi41_kprobe_ke_v44(struct pt_regs *ctx)
 {
-	struct cfi41_record rec = {};
+	struct sw_fp_record rec = {};
 
 	/* the BPF stack holds the record and little else: its header is scratch */
 	if (!cfi41_both(ctx, &rec.key, &rec.e.ts, (__u64 *)&rec.e.tid, 1))

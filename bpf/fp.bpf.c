@@ -58,12 +58,7 @@ struct {
 SW_PROG_ARRAY(tails_kp, 1);
 SW_PROG_ARRAY(tails_tp, 1);
 
-/* 4.4 sends perf records from the stack only: header and key together. */
-struct sw_fp_record {
-	struct sw_event_hdr e;
-	struct sw_fp_key key;
-};
-
+/* 4.4 sends perf records from the stack only: header and walk together. */
 struct sw_fp_xrecord {
 	struct sw_event_hdr e;
 	struct sw_fp_explain x;

@@ -365,6 +365,15 @@ struct sw_fp_key {{
 }};
 
 /*
+ * An event sent to user space (4.4+), by the fp walker and 4.2-4.8's cfi:
+ * 4.4 sends perf records from the stack only, header and key together.
+ */
+struct sw_fp_record {{
+	struct sw_event_hdr e;
+	struct sw_fp_key key;
+}};
+
+/*
  * 4.1's printed walks (one program, no tail call): the kernel frames go
  * out as read, and a whole key beside the walk's own state would not fit
  * the BPF stack.  Also the key of 4.1's cfi walk (user frames only).
