@@ -8,6 +8,7 @@
  */
 #include "common.bpf.h"
 #include "cfi_walk.bpf.h"
+#include "cfi_alias.bpf.h"
 #define GS_WALK_STATE struct cfi_state
 #include "getstack.bpf.h"
 
@@ -177,52 +178,6 @@ static __always_inline int gs_cfl_chain_bp(__u64 bp, __u64 *ubp)
 }
 
 /*
- * SW_GS_LEGACY: a child of fork walks with the list of the process it was
- * forked from (or that one's, if it was forked too) until it runs exec or
- * gets a list of its own: before 4.16 a list cannot be copied in BPF
- * (gs_cfl_fork).  By the child's id; gone at its exec and exit.  The list
- * is taken only while it is still the one the child forked with: its
- * first mapping's start and table, kept here, tell another image's (the
- * parent ran exec since) from it.
- */
-struct gs_cfl_alias {
-	__u32 tgid;		/* whose list */
-	__u32 first;		/* its first mapping's table (~0: it had none) */
-	__u64 start;		/* and address */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SW_CFI_PROCS_MAX);
-	__type(key, __u32);
-	__type(value, struct gs_cfl_alias);
-} cfi_alias SEC(".maps");
-
-/*
- * The list *tgid's process walks with, its owner into *tgid; or NULL (and
- * *tgid as it was) where there is none, or only another image's.
- */
-static __always_inline struct sw_cfi_proc *gs_cfl_alias(__u32 *tgid)
-{
-	struct gs_cfl_alias *a = bpf_map_lookup_elem(&cfi_alias, tgid);
-	struct sw_cfi_proc *p;
-	__u32 owner, first;
-	__u64 start;
-
-	if (!a)
-		return NULL;
-	/* a key on the stack: 4.14 takes none from a map value */
-	owner = a->tgid;
-	first = a->first;
-	start = a->start;
-	p = bpf_map_lookup_elem(&cfi_procs, &owner);
-	if (!p || !p->nr || p->maps[0].first != first || p->maps[0].start != start)
-		return NULL;
-	*tgid = owner;
-	return p;
-}
-
-/*
  * The first stage: the key's header and kernel frames as getstack has
  * them, the user registers, then the walk (gs_cfi_walk) by tail call.
  * sp: an address on the task's kernel stack (kernel events).
@@ -307,7 +262,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 	if (regs == CFI_REGS_64) {
 		proc = bpf_map_lookup_elem(&cfi_procs, &list);
 		if (!proc && mode == SW_GS_LEGACY)
-			proc = gs_cfl_alias(&list);
+			proc = cfi_alias_list(&list);
 	}
 	/*
 	 * 5.17+: a process without a list is walked by its VMAs' files;
@@ -670,36 +625,21 @@ SEC("tracepoint") int gs_cfi_fork(void *ctx)
 }
 
 /*
- * SW_GS_LEGACY's hooks.  Before 4.16 a map helper takes its value only
- * from the BPF stack, and a list is larger than that stack: a child of
- * fork gets its parent's list by reference (cfi_alias), not a copy.
+ * SW_GS_LEGACY's hooks: a child of fork gets its parent's list by
+ * reference, not a copy (bpf/cfi_alias.bpf.h says why).
  * Before 4.15 a tracepoint runs one BPF program: these also follow
  * -- COMMAND's threads, in place of sw_fork_tp and sw_exit_tp.
  */
 SEC("tracepoint") int gs_cfl_fork(void *ctx)
 {
-	__u32 zero = 0, child, parent = bpf_get_current_pid_tgid() >> 32;
+	__u32 zero = 0, child;
 	struct sw_config *cfg = bpf_map_lookup_elem(&config, &zero);
-	struct gs_cfl_alias al = { .tgid = parent, .first = ~0u }, *a;
-	struct sw_cfi_proc *p;
 
 	if (!cfg)
 		return 0;
 	child = sw_fork_child(ctx, cfg);
 	sw_follow_child(child);
-	bpf_map_delete_elem(&cfi_procs, &child);
-	a = bpf_map_lookup_elem(&cfi_alias, &parent);
-	p = bpf_map_lookup_elem(&cfi_procs, &parent);
-	if (a) {
-		al.tgid = a->tgid;
-		al.first = a->first;
-		al.start = a->start;
-	} else if (p && p->nr) {
-		al.first = p->maps[0].first;
-		al.start = p->maps[0].start;
-	}
-	/* no room: its events are counted as without tables */
-	bpf_map_update_elem(&cfi_alias, &child, &al, BPF_ANY);
+	cfi_alias_fork(child);
 	return 0;
 }
 

@@ -20,13 +20,15 @@
  * process's mapping list and the rows are read with bpf_probe_read at
  * their addresses, taken as numbers.
  */
+/* 4.2+: a child of fork walks with its parent's list from its first event */
+#define SW_FORKED(child)	cfi_alias_fork(child)
 #include "common.bpf.h"
 #include "printk.bpf.h"
 #include "fp_walk.h"
 #include "task41.bpf.h"
 /* 4.1 takes no map flags (bpf/cfi_maps.bpf.h) */
 #define SW_CFI_PROCS_FLAGS	0
-#include "cfi_maps.bpf.h"
+#include "cfi_alias.bpf.h"
 
 /*
  * Search steps, fewer than 4.9+ take so that five frames fit: tables of
@@ -321,17 +323,51 @@ cfi41_event(struct pt_regs *ctx, struct sw_key_hdr *h, __u64 *id, __u64 *tmp,
 	return cfg;
 }
 
+/*
+ * 4.2+: the list tgid's process walks with, as a number (0: none): its
+ * own, or else the one it forked with (bpf/cfi_alias.bpf.h).  Without a
+ * branch, which 4.4's verifier would follow into the walk twice.
+ */
+static __always_inline __u64 cfi41_number(void *v)
+{
+	return v ? sw_ptr_value(v) : 0;
+}
+
+static __always_inline __u64 cfi41_list(__u32 tgid)
+{
+	struct cfi_alias_ref ref = {};
+	struct cfi_alias_head h = {};
+	__u64 own, its, ok;
+	__u32 owner;
+
+	own = cfi41_number(bpf_map_lookup_elem(&cfi_procs, &tgid));
+	/* at 0 (no reference, no list) bpf_probe_read leaves zeros */
+	bpf_probe_read(&ref, sizeof(ref),
+		       (void *)cfi41_number(bpf_map_lookup_elem(&cfi_alias, &tgid)));
+	owner = ref.tgid;
+	its = cfi41_number(bpf_map_lookup_elem(&cfi_procs, &owner));
+	bpf_probe_read(&h, sizeof(h), (void *)its);
+	ok = sw_mask_eq(own, 0) & ~sw_mask_eq(h.nr, 0) &
+	     sw_mask_eq(h.m.first, ref.first) & sw_mask_eq(h.m.start, ref.start);
+	return own | (its & ok);
+}
+
 /* The walk's process (its mapping list) and rows, for st's first frame. */
-static __always_inline void cfi41_begin(struct cfi41_state *st, __u32 tgid)
+static __always_inline void cfi41_begin(struct cfi41_state *st, __u32 tgid,
+					const int v42)
 {
 	__u32 zero = 0;
 	void *v;
 
 	st->no_table = 0;
-	st->proc = 0;
-	v = bpf_map_lookup_elem(&cfi_procs, &tgid);
-	if (v)
-		st->proc = sw_ptr_value(v);
+	if (v42) {
+		st->proc = cfi41_list(tgid);
+	} else {
+		st->proc = 0;
+		v = bpf_map_lookup_elem(&cfi_procs, &tgid);
+		if (v)
+			st->proc = sw_ptr_value(v);
+	}
 	st->rows = 0;
 	v = bpf_map_lookup_elem(&cfi_rows, &zero);
 	if (v)
@@ -378,7 +414,7 @@ static __always_inline void cfi41_walk(struct cfi41_state *st, __u32 tgid,
 {
 	int stop;
 
-	cfi41_begin(st, tgid);
+	cfi41_begin(st, tgid, 0);
 	key->uip[0] = st->pc;
 	stop = cfi41_frames(st, key->uip, 0, 0, tmp);
 	if (stop)
@@ -487,7 +523,7 @@ static __always_inline int cfi41_chain(void *ctx, struct cfi41_state *st,
 	struct sw_fp_uside *u;
 	int stop;
 
-	cfi41_begin(st, tgid);
+	cfi41_begin(st, tgid, 1);
 	st->hand = hand;
 	key->uip[0] = st->pc;
 	if (bpf_map_update_elem(&cfi41_hand, &cpu, key, BPF_ANY))
@@ -857,14 +893,18 @@ int cfi41_drop(struct pt_regs *ctx)
 	return 0;
 }
 
-/* the same, where 4.2's helper says whose exec or exit it is */
+/*
+ * the same, where 4.2's helper says whose exec or exit it is; and any
+ * thread's reference to its parent's list (made at fork for a thread too)
+ */
 SEC("kprobe")
 int cfi41_drop_v42(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
+	__u32 tgid = id >> 32, tid = id;
 
-	if (tgid && tgid == (__u32)id)
+	bpf_map_delete_elem(&cfi_alias, &tid);
+	if (tgid && tgid == tid)
 		bpf_map_delete_elem(&cfi_procs, &tgid);
 	return 0;
 }

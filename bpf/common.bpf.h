@@ -410,15 +410,27 @@ static __always_inline void sw_follow_exit(void)
 		bpf_map_delete_elem(&follow, &tid);
 }
 
+/*
+ * What else a walker does with each child of fork its hooks see, where it
+ * runs them without -- COMMAND too (walker.fork_hooks): bpf/cfi41.bpf.c's
+ * lists.
+ */
+#ifndef SW_FORKED
+#define SW_FORKED(child)	do { } while (0)
+#endif
+
 #define SW_FOLLOW_PROGRAMS()						\
 SEC("tracepoint")							\
 int sw_fork_tp(void *ctx)						\
 {									\
-	__u32 zero = 0;							\
+	__u32 zero = 0, child;						\
 	struct sw_config *cfg = bpf_map_lookup_elem(&config, &zero);	\
 									\
-	if (cfg)							\
-		sw_follow_child(sw_fork_child(ctx, cfg));		\
+	if (!cfg)							\
+		return 0;						\
+	child = sw_fork_child(ctx, cfg);				\
+	sw_follow_child(child);						\
+	SW_FORKED(child);						\
 	return 0;							\
 }									\
 									\
@@ -427,8 +439,10 @@ int sw_fork_kretprobe(struct pt_regs *ctx)				\
 {									\
 	long child = PT_REGS_RC(ctx);					\
 									\
-	if (child > 0)							\
+	if (child > 0) {						\
 		sw_follow_child(child);					\
+		SW_FORKED(child);					\
+	}								\
 	return 0;							\
 }									\
 									\
@@ -443,8 +457,10 @@ int sw_fork_kprobe(struct pt_regs *ctx)					\
 		return 0;						\
 	bpf_probe_read(&child, sizeof(child),				\
 		       (void *)(PT_REGS_PARM1(ctx) + cfg->task_pid_off));	\
-	if (child)							\
+	if (child) {							\
 		sw_follow_child(child);					\
+		SW_FORKED(child);					\
+	}								\
 	return 0;							\
 }									\
 									\

@@ -274,8 +274,14 @@ static int plan(struct session *s)
 		   (kind == SW_WALKER_AUTO || kind == SW_WALKER_CFI)) {
 		/* no CPU helper: the cfi walker's stand-in finds them as 4.1 does */
 		need.no_task = task_calib(f, &wo->task41) != 0;
-	} else if (wo->follow && !f->prog_tracepoint) {
-		/* 4.2-4.6: a fork's child is seen by its task (src/walker.c) */
+	} else if ((wo->follow || (wo->ustack && walker_cfi41_chained(f) &&
+				   !walker_cfi_runs(f) &&
+				   (kind == SW_WALKER_AUTO || kind == SW_WALKER_CFI))) &&
+		   !f->prog_tracepoint) {
+		/*
+		 * 4.2-4.6: a fork's child is seen by its task (src/walker.c),
+		 * by -- COMMAND and by the cfi walker's lists
+		 */
 		task_calib(f, &wo->task41);
 	}
 	/* 4.1: the CPU from the thread_info, if it was found */

@@ -185,6 +185,12 @@ static bool fork_kprobe_ok(const struct walker *w)
 	       ksyms_get(ks, "wake_up_new_task");
 }
 
+/* Whether sw_fork_tp's hooks run: -- COMMAND, or the walker's own use */
+static bool forks(const struct walker *w)
+{
+	return w->o.follow || w->fork_hooks;
+}
+
 /* Only what this run needs is loaded: an old kernel may refuse the rest. */
 static void choose_programs(struct walker *w, const struct sw_targets *t,
 			    unsigned shapes)
@@ -216,10 +222,10 @@ static void choose_programs(struct walker *w, const struct sw_targets *t,
 		w->d->choose(w);
 	if (w->o.follow && w->hooks_follow) {
 		/* the walker's own hooks do it */
-	} else if (w->o.follow && fork_hook_tracepoint(w->f)) {
+	} else if (forks(w) && fork_hook_tracepoint(w->f)) {
 		walker_want_hook(w, w->fork_tp, true);
 		walker_want_hook(w, w->exit_tp, true);
-	} else if (w->o.follow) {
+	} else if (forks(w)) {
 		walker_want(w, fork_kprobe_ok(w) ? w->fork_kprobe : w->fork_kretprobe, true);
 		walker_want(w, w->exit_kprobe, true);
 	}
@@ -902,7 +908,7 @@ int walker_attach(struct walker *w, struct sw_targets *t,
 	int err;
 
 	*failed = NULL;
-	if (w->o.follow) {
+	if (forks(w)) {
 		err = attach_follow(w);
 		if (err)
 			return err;

@@ -107,6 +107,9 @@ static int cfi41_open(struct walker *w)
 	bpf_map__set_max_entries(s->maps.cfi41_state, libbpf_num_possible_cpus());
 	/* no program arrays before 4.2, where the walk is one program */
 	bpf_map__set_autocreate(s->maps.cfi41_links, walker_cfi41_chained(w->f));
+	/* nor a fork hook that says whose fork it saw */
+	w->fork_hooks = walker_cfi41_chained(w->f);
+	bpf_map__set_autocreate(s->maps.cfi_alias, w->fork_hooks);
 	return 0;
 }
 

@@ -93,6 +93,11 @@ struct walker {
 	bool cfl;
 	/* its own fork and exit hooks follow -- COMMAND (sw_fork_tp's job) */
 	bool hooks_follow;
+	/*
+	 * sw_fork_tp's hooks run without -- COMMAND too: the walker's
+	 * programs see each fork there (SW_FORKED, bpf/common.bpf.h)
+	 */
+	bool fork_hooks;
 	/* cfi, 4.18-5.16: processes' lists built in BPF from their VMAs */
 	bool vma_list;
 	/* where vma_list's or vma_mt's offsets came from */

@@ -21,11 +21,11 @@ ge() { [ "$VER" -ge $(($1 * 1000000 + $2 * 1000)) ]; }
 case $SW_KERNEL in cloud*) CLOUD=yes ;; *) CLOUD=no ;; esac
 
 # t NAME FUNCTION [ARGS...]: one TAP line; the output as comments on failure.
-# SW_ONLY=FUNCTION (run.sh's VM_TESTS) runs only that one.
+# SW_ONLY=FUNCTION[,FUNCTION...] (run.sh's VM_TESTS) runs only those.
 t() {
 	name=$1
 	shift
-	[ -n "${SW_ONLY:-}" ] && [ "$1" != "$SW_ONLY" ] && return 0
+	case ",${SW_ONLY:-$1}," in *",$1,"*) ;; *) return 0 ;; esac
 	"$@" > /tmp/t.out 2>&1
 	st=$?
 	n=$((n + 1))
@@ -594,7 +594,7 @@ cfi_traced() {
 # A child of fork that runs on after its parent ran exec (sh): its
 # mappings are still its own image's.  4.18+ copies the parent's list at
 # fork (or finds each frame's table by its VMA, 5.17+): every caller.
-# 4.9-4.17 walks the child with its parent's list by reference, which it
+# 4.2-4.17 walks the child with its parent's list by reference, which it
 # takes only while that is the one the child forked with: the parent's
 # new image's list is not, so the child's frames are frame-pointer steps
 # (leaf_a and leaf_b are lost), counted and said, never looked up in the
@@ -611,7 +611,8 @@ cfi_forkexec() {
 		expect /tmp/fe.m || return 1
 	{
 		echo "the user frames of 3 events were found by frame pointers where unwind tables were not loaded yet (a process, or a library, that came after its maps were read), so callers of code without frame pointers may be missing or wrong"
-		echo "3 user stacks end early: the walk met CFI it cannot follow (a CFA from a register other than %rsp and %rbp, or an expression) or a CFA not above the frame's own, and left the callers beyond out rather than guess them"
+		# 4.1-4.8: glibc's %rbp, no frame's, ends the steps (cfi_untabled_41)
+		ge 4 9 && echo "3 user stacks end early: the walk met CFI it cannot follow (a CFA from a register other than %rsp and %rbp, or an expression) or a CFA not above the frame's own, and left the callers beyond out rather than guess them"
 	} | expect /tmp/fe.out.err
 }
 
@@ -1388,6 +1389,8 @@ if ge 4 3 && ! ge 4 9; then
 	t "4.3-4.8, cfi, dynamic, -O2 without frame pointers: the same callers" cfi_callers_dynamic cfipaths_o2_dyn
 	t "4.3-4.8, cfi: a stack of the key's most frames whole, by tail calls, one more cut, marked and said" cfi_deep
 	t "4.3-4.8, cfi, a kprobe's -U, -- COMMAND: a child of vfork followed from its first call" opt_vfork -U --walker cfi
+	t "4.3-4.8, cfi: a child of fork and its parent, every caller from the first event" cfi_fork
+	t "4.3-4.8, cfi: a child of fork that runs on once its parent ran exec: its own image's tables, or none, said" cfi_forkexec
 fi
 if ! ge 4 9; then
 	t "4.1-4.8, cfi: a kprobe's -U, five callers by CFI: every caller to _start, static and dynamic, -O2 without frame pointers too" cfi_callers_41

@@ -21,8 +21,8 @@ for d in ${VM_MORE_KERNELS:-}; do
 	kernels+=("$(basename "$d"):$d/bzImage")
 done
 
-# VM_ONLY=REGEX boots only the kernels whose names match, VM_TESTS=FUNCTION
-# runs only run-tests.sh's test of that name (while debugging)
+# VM_ONLY=REGEX boots only the kernels whose names match, VM_TESTS=FUNCTION[,...]
+# runs only run-tests.sh's tests of those names (while debugging)
 if [ -n "${VM_ONLY:-}" ]; then
 	only=()
 	for k in "${kernels[@]}"; do
