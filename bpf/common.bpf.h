@@ -389,16 +389,22 @@ static __always_inline void sw_follow_child(__u32 child)
  */
 static __always_inline __u32 sw_fork_child(void *ctx, const struct sw_config *cfg)
 {
+	/*
+	 * both read first: clang would pick the field's address by a branch,
+	 * and 4.7-4.8 take no pointer into a map value but at a constant offset
+	 */
+	__u64 pid_off = sw_opaque(cfg->task_pid_off);
+	__u64 child_off = sw_opaque(cfg->fork_child_off);
 	__u64 task = 0;
 	__u32 child = 0;
 
-	if (!cfg->task_pid_off) {
+	if (!pid_off) {
 		bpf_probe_read(&child, sizeof(child),
-			       (void *)(sw_ptr_value(ctx) + cfg->fork_child_off));
+			       (void *)(sw_ptr_value(ctx) + child_off));
 		return child;
 	}
 	bpf_probe_read(&task, sizeof(task), (void *)(sw_ptr_value(ctx) + 8));
-	bpf_probe_read(&child, sizeof(child), (void *)(task + cfg->task_pid_off));
+	bpf_probe_read(&child, sizeof(child), (void *)(task + pid_off));
 	return child;
 }
 
