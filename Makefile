@@ -49,7 +49,7 @@ SW_SRCS   := src/session.c src/session_opts.c src/session_unwind.c src/session_c
              src/calib.c src/task_calib.c src/elf_file.c src/debuginfo.c src/debuginfod.c src/demangle.c src/perfmap.c src/usdt.c src/libpath.c src/ksyms.c \
              src/procs.c src/sideband.c src/symbolize.c src/untrusted.c src/outfile.c src/elf_image.c \
              compat/kfeatures.c compat/kbtf.c compat/kversion.c compat/tracefs.c compat/attach.c \
-             compat/semaphore.c
+             compat/semaphore.c compat/mapkeys.c
 SW_OBJS   := $(SW_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/sources.o $(BUILD)/obj/flamegraph_js.o
 
 # Debian packages the build needs (llvm for the objcopy that slims the

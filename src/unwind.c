@@ -17,6 +17,7 @@
 #include "procs.h"
 #include "unwind.h"
 #include "vec.h"
+#include "../compat/mapkeys.h"
 
 struct unwind;
 static int add_proc(struct unwind *u, uint32_t pid, size_t *lines);
@@ -349,7 +350,8 @@ static size_t reap(struct unwind *u)
 	size_t n = 0, cap = 0, reaped = 0;
 	bool first = true;
 
-	while (!bpf_map_get_next_key(u->procs_fd, first ? NULL : &pid, &next)) {
+	while (!mapkeys_next(u->procs_fd, first, &pid, &next, sizeof(pid),
+			     sizeof(struct sw_cfi_proc))) {
 		first = false;
 		pid = next;
 		if (kill(pid, 0) && errno == ESRCH && !VEC_GROW(dead, n, cap, 64))

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include "interrupt.h"
 #include "walker_int.h"
+#include "../compat/mapkeys.h"
 #include "calib.h"
 #include "ksyms.h"
 #include "tracepipe.h"
@@ -334,7 +335,8 @@ static void clear_map(struct bpf_map *m)
 	char key[4096], next[4096];
 	int fd = bpf_map__fd(m);
 
-	while (!bpf_map_get_next_key(fd, NULL, next)) {
+	while (!mapkeys_next(fd, true, NULL, next, bpf_map__key_size(m),
+			     bpf_map__value_size(m))) {
 		memcpy(key, next, bpf_map__key_size(m));
 		bpf_map_delete_elem(fd, key);
 	}

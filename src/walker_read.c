@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "vec.h"
+#include "../compat/mapkeys.h"
 #include "walker_int.h"
 
 /*
@@ -166,7 +167,7 @@ int walker_snapshot(struct bpf_map *m, char **recs, size_t *n)
 	if (!key)
 		return -ENOMEM;
 	/* the kernel reads the key before it writes the next: one buffer */
-	while (!bpf_map_get_next_key(fd, first ? NULL : key, key)) {
+	while (!mapkeys_next(fd, first, key, key, ks, sizeof(__u64))) {
 		first = false;
 		if (vec_reserve(&v, &cap, *n, 1, rec, 256)) {
 			free(v);
@@ -284,7 +285,7 @@ int walker_counted_tgids(struct walker *w, void (*fn)(void *ctx, __u32 tgid),
 		if (!key)
 			return -ENOMEM;
 		/* every walker's key starts with struct sw_key_hdr: keys suffice */
-		while (!bpf_map_get_next_key(fd, first ? NULL : key, key)) {
+		while (!mapkeys_next(fd, first, key, key, ks, sizeof(__u64))) {
 			first = false;
 			memcpy(&tgid, key, sizeof(tgid));
 			fn(ctx, tgid);
