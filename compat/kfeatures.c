@@ -45,6 +45,49 @@ static bool probe_big_keys(void)
 	return true;
 }
 
+/*
+ * Before 4.9 the verifier takes a pointer into a map value only at the
+ * value's start, plus a constant in the load itself: a pointer moved by
+ * an offset, fixed or bounded (as the cfi walker's chains index their
+ * state), is refused.  A socket filter: no kernel version to give.
+ */
+static bool probe_map_value_offsets(void)
+{
+	int map = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 16, 1, NULL);
+	struct bpf_insn insn[] = {
+		/* *(u32 *)(fp - 4) = 0; r2 = fp - 4 */
+		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -4 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -4 },
+		/* r1 = map; r0 = lookup; if r0 == 0 goto out */
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map },
+		{ 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
+		{ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = BPF_REG_0, .off = 5 },
+		/* r0 += 4; r1 = *(u32 *)r0; r1 &= 7; r0 += r1; r1 = *(u8 *)r0 */
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_0, .imm = 4 },
+		{ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_0 },
+		{ .code = BPF_ALU64 | BPF_AND | BPF_K, .dst_reg = BPF_REG_1, .imm = 7 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_X, .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1 },
+		{ .code = BPF_LDX | BPF_MEM | BPF_B, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_0 },
+		/* out: return 0 */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int prog;
+
+	if (map < 0)
+		return false;
+	prog = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insn,
+			     sizeof(insn) / sizeof(insn[0]), NULL);
+	close(map);
+	if (prog < 0)
+		return false;
+	close(prog);
+	return true;
+}
+
 /* Before 5.5 an array map with BPF_F_MMAPABLE is refused (EINVAL). */
 static bool probe_map_mmap(void)
 {
@@ -345,6 +388,8 @@ static void mask_to(struct sw_features *f, __u32 v)
 		f->map_stack_trace = f->helper_stackid = f->map_percpu = false;
 	if (v < SW_KVERSION(4, 7, 0))
 		f->prog_tracepoint = false;
+	if (v < SW_KVERSION(4, 9, 0))
+		f->map_value_offsets = false;
 	if (v < SW_KVERSION(4, 14, 0))
 		f->prog_syscall_tp = false;
 	if (v < SW_KVERSION(4, 17, 0))
@@ -461,6 +506,7 @@ static void probe_boot(struct sw_features *f, struct preempt_config *pc,
 	f->map_percpu = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERCPU_ARRAY, NULL) == 1;
 	f->map_perf_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PERF_EVENT_ARRAY, NULL) == 1;
 	f->map_prog_array = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_PROG_ARRAY, NULL) == 1;
+	f->map_value_offsets = probe_map_value_offsets();
 	f->map_big_keys = probe_big_keys();
 	f->map_mmap = probe_map_mmap();
 	if (f->prog_kprobe) {
@@ -622,6 +668,7 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	fprintf(out, "%-34s %s\n", "perf_event_output (4.4)", yes(f->helper_output && f->map_perf_array));
 	fprintf(out, "%-34s %s\n", "STACK_TRACE map, get_stackid (4.6)", yes(f->helper_stackid && f->map_stack_trace));
 	fprintf(out, "%-34s %s\n", "per-CPU maps (4.6)", yes(f->map_percpu));
+	fprintf(out, "%-34s %s\n", "map value offsets (4.9)", yes(f->map_value_offsets));
 	fprintf(out, "%-34s %s\n", "get_stack (4.18)", yes(f->helper_get_stack));
 	fprintf(out, "%-34s %s%s\n", "hash keys over 512 bytes (5.11)",
 		yes(f->map_big_keys),

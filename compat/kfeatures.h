@@ -35,6 +35,8 @@ struct sw_features {
 	/* get_current_task (4.8): probed only where get_stack is missing */
 	bool helper_current_task;
 	bool map_stack_trace, map_percpu, map_perf_array, map_prog_array;
+	/* a pointer into a map value moved by an offset, fixed or bounded (4.9) */
+	bool map_value_offsets;
 	bool map_big_keys;	/* hash keys over 512 bytes (5.11) */
 	bool map_mmap;		/* array maps user space can mmap (5.5) */
 	bool small_keys_forced;	/* STACKWALK_SMALL_KEYS=1 cleared it */

@@ -52,7 +52,8 @@ bool walker_cfi_runs(const struct sw_features *f)
 	bool tails = f->helper_tail_call && f->map_prog_array;
 	bool kernel_side = f->helper_get_stack ||
 			   (f->helper_stackid && f->map_stack_trace &&
-			    f->prog_tracepoint && f->helper_current_task);
+			    f->prog_tracepoint && f->helper_current_task &&
+			    f->map_value_offsets);
 
 	return kernel_side && f->map_percpu && tails;
 }
@@ -69,7 +70,7 @@ static bool cfi_refuse(const struct sw_features *f, const struct walker_need *n,
 	}
 	if (walkers_refuse_helper(&walker_cfi, f, n, walker_cfi_runs(f),
 				  "this kernel has neither bpf_get_stack (4.18+) "
-				  "nor stack maps and bpf_get_current_task (4.8+)",
+				  "nor stack maps, bpf_get_current_task and map value offsets (4.9+)",
 				  msg, len))
 		return true;
 	if (n && !n->ustack)

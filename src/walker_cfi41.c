@@ -85,7 +85,7 @@ static const char *cfi41_why(const struct sw_features *f, const struct walker_ne
 		return "no tail calls (4.1): the first " CFI41_STR(SW_CFI41_FRAMES)
 		       " user callers from unwind tables, then frame pointers; "
 		       CFI41_KERNEL;
-	return "no stack maps or per-CPU maps (4.2-4.8): user callers from "
+	return "no stack maps, per-CPU maps or map value offsets (4.2-4.8): user callers from "
 	       "unwind tables, " CFI41_STR(SW_CFI41_FRAMES) " a program by tail "
 	       "calls, as deep as a key; " CFI41_KERNEL;
 }
