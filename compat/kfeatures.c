@@ -705,8 +705,11 @@ void kfeatures_print(const struct sw_features *f, FILE *out)
 	if (f->task_pid_off)
 		fprintf(out, "%-34s +%u (BTF)\n", "task_struct.pid", f->task_pid_off);
 	else
-		fprintf(out, "%-34s unknown (no BTF): forks seen through perf "
-			"events\n", "task_struct.pid");
+		fprintf(out, "%-34s unknown (no BTF): %s\n", "task_struct.pid",
+			f->prog_tracepoint ? "forks seen through perf events" :
+			f->helper_pid ? "measured at start, to see forks at "
+					"wake_up_new_task" :
+			"measured at start, to find each event's process");
 	if (f->task_stack_off)
 		fprintf(out, "%-34s +%u (BTF)\n", "task_struct.stack", f->task_stack_off);
 	else
