@@ -39,6 +39,7 @@
 #define CFI41_STEPS	16
 #define CFI41_MAP_STEPS	6
 
+/* 4.1's user sides (4.2+: counts_deep) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -55,8 +56,9 @@ struct {
 } counts_kd SEC(".maps");
 
 /*
- * Each CPU's last user side, from cfi41_kprobe_uh to cfi41_kprobe_k or
- * cfi41_kprobe_kp, which 4.1 runs next for the same event: a function's
+ * 4.1: each CPU's last user side, from cfi41_kprobe_uh to cfi41_kprobe_k
+ * or cfi41_kprobe_kp, which 4.1 runs next for the same event (4.2+: in
+ * cfi41_deep, below): a function's
  * probes run newest first, and src/walker_cfi41.c makes the user side's
  * after theirs.  h.nk (no count of an fp key) says it is one not taken
  * yet.
@@ -67,6 +69,25 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sw_fp_uside);
 } cfi41_hand SEC(".maps");
+
+/*
+ * 4.2+: each CPU's key as its chain walks it.  Counted alone, all of it
+ * (counts_deep, by slot 0's program); handed on or sent, its first
+ * SW_FP_UDEPTH frames, sw_fp_uside's (the chain stops there: fp_depth).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sw_cfi41_key);
+} cfi41_deep SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct sw_cfi41_key);
+	__type(value, __u64);
+} counts_deep SEC(".maps");
 
 /*
  * The walk's registers and the mapping of the frame at hand, in map memory: the
@@ -92,6 +113,8 @@ struct cfi41_state {
 	__u64 kip[SW_FP_KDEPTH];
 	/* 4.2-4.8's chain: its key is handed on at the end (else counted) */
 	__u64 hand;
+	/* and it ends at the fp key's depth: handed on, or sent */
+	__u64 fp_depth;
 };
 
 struct {
@@ -428,48 +451,32 @@ static __always_inline void cfi41_walk(struct cfi41_state *st, __u32 tgid,
 
 /*
  * 4.2-4.8: the walk goes on by tail calls, SW_CFI41_FRAMES frames by CFI
- * a program, in the CPU's cfi41_hand key: every frame of the key found by
+ * a program, in the CPU's cfi41_deep key: every frame of the key found by
  * its rule.  Link 0 is the event's own program; slot 0 holds the program
- * that counts a key a later link ended (cfi41_count_v42), loaded only
- * where the counts map is made, or sends it (cfi41_emit_v44), and slot
+ * that counts a key a chain ended (cfi41_count_v42), loaded only where
+ * the counts map is made, or sends it (cfi41_emit_v44), and slot
  * CFI41_LINKS the one that tells a full key's stack whole from one cut
- * (cfi41_link_end_v42).
+ * (cfi41_link_end_v42), where a chain of the fp key's depth goes after
+ * link CFI41_FP_LINKS - 1.
  */
-#define CFI41_LINKS	((SW_FP_UDEPTH - 1) / SW_CFI41_FRAMES)
+#define CFI41_LINKS	((SW_CFI41_UDEPTH - 1) / SW_CFI41_FRAMES)
+#define CFI41_FP_LINKS	((SW_FP_UDEPTH - 1) / SW_CFI41_FRAMES)
 SW_PROG_ARRAY(cfi41_links, CFI41_LINKS + 1);
 
-/* key, the stack's copy of the one at u, counted */
-static __always_inline void cfi41_count(struct sw_fp_uside *u,
-					struct sw_fp_uside *key)
+/* The slot after link j's */
+static __always_inline __u32 cfi41_next(const struct cfi41_state *st, const int j)
 {
-	bpf_probe_read(key, sizeof(*key), (void *)sw_ptr_value(u));
-	sw_count(&counts, key);
+	if (j + 1 == CFI41_FP_LINKS && st->fp_depth)
+		return CFI41_LINKS;
+	return j + 1;
 }
 
-/*
- * The end of a chain: stop (-1: the tail call failed) into the key at u,
- * which is handed on to the last program of a kprobe (st->hand), counted
- * by link 0 itself (count), or else counted or sent by slot 0's program.
- */
-static __always_inline int cfi41_finish(void *ctx, const struct cfi41_state *st,
-					struct sw_fp_uside *u,
-					struct sw_fp_uside *key, int stop,
-					const int count)
+/* A chain's key done: handed on to a kprobe's last program, or to slot 0's */
+static __always_inline int cfi41_pass(void *ctx, struct sw_cfi41_key *u,
+				      __u64 hand)
 {
-	if (stop < 0) {
-		/* handed on, the last program counts it as one it never got */
-		if (!st->hand)
-			sw_lost(SW_LOST_TAILCALL);
-		return 0;
-	}
-	u->h.ustop = stop;
-	cfi41_tables(st, &u->h);
-	if (st->hand) {
+	if (hand) {
 		u->h.nk = 1;
-		return 0;
-	}
-	if (count) {
-		cfi41_count(u, key);
 		return 0;
 	}
 	bpf_tail_call(ctx, &cfi41_links, 0);
@@ -477,15 +484,38 @@ static __always_inline int cfi41_finish(void *ctx, const struct cfi41_state *st,
 	return 0;
 }
 
+/*
+ * The end of a chain: stop (-1: the tail call failed) into the key at u,
+ * which is handed on to the last program of a kprobe (st->hand), or else
+ * counted or sent by slot 0's program.
+ */
+static __always_inline int cfi41_finish(void *ctx, const struct cfi41_state *st,
+					struct sw_cfi41_key *u, int stop,
+					__u64 hand)
+{
+	if (stop < 0) {
+		/* handed on, the last program counts it as one it never got */
+		if (!hand)
+			sw_lost(SW_LOST_TAILCALL);
+		return 0;
+	}
+	u->h.ustop = stop;
+	cfi41_tables(st, &u->h);
+	return cfi41_pass(ctx, u, hand);
+}
+
+/* slot 0: the CPU's key, copied to the stack (4.4's helpers read keys there), counted */
 SEC("kprobe")
 int cfi41_count_v42(struct pt_regs *ctx)
 {
-	struct sw_fp_uside key = {};
+	struct sw_cfi41_key key = {};
 	__u32 cpu = bpf_get_smp_processor_id();
-	struct sw_fp_uside *u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+	struct sw_cfi41_key *u = bpf_map_lookup_elem(&cfi41_deep, &cpu);
 
-	if (u)
-		cfi41_count(u, &key);
+	if (!u)
+		return 0;
+	bpf_probe_read(&key, sizeof(key), (void *)sw_ptr_value(u));
+	sw_count(&counts_deep, &key);
 	return 0;
 }
 
@@ -498,45 +528,75 @@ int cfi41_emit_v44(struct pt_regs *ctx)
 {
 	struct sw_fp_record rec = {};
 	__u32 cpu = bpf_get_smp_processor_id();
-	struct sw_fp_uside *u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+	struct sw_cfi41_key *u = bpf_map_lookup_elem(&cfi41_deep, &cpu);
 
 	if (!u)
 		return 0;
+	/* the chain stopped at the fp key's depth (fp_depth) */
 	bpf_probe_read(&rec.key.h, sizeof(rec.key.h), (void *)sw_ptr_value(u));
 	bpf_probe_read(rec.key.uip, sizeof(rec.key.uip),
 		       (void *)(sw_ptr_value(u) +
-				__builtin_offsetof(struct sw_fp_uside, uip)));
+				__builtin_offsetof(struct sw_cfi41_key, uip)));
 	sw_event_hdr(&rec.e);
 	sw_emit(ctx, &rec, sizeof(rec));
 	return 0;
 }
 
 /*
- * Link 0: key's header set, the registers in st: the key goes to the
- * CPU's cfi41_hand, the first frames into it, and the next link on.
+ * The CPU's cfi41_deep key, h and no frames yet: written in place (too
+ * large for link 0's stack)
+ */
+static __always_inline struct sw_cfi41_key *cfi41_deep_start(__u32 cpu,
+							     const struct sw_key_hdr *h)
+{
+	struct sw_cfi41_key *u = bpf_map_lookup_elem(&cfi41_deep, &cpu);
+
+	if (!u)
+		return NULL;
+	u->h = *h;
+#pragma unroll
+	for (int i = 0; i < SW_CFI41_UDEPTH; i++)
+		u->uip[i] = 0;
+	return u;
+}
+
+/* 4.2+: a kprobe's event without user frames, handed on or counted */
+static __always_inline int cfi41_no_user(void *ctx, __u32 cpu,
+					 const struct sw_key_hdr *h, const int hand)
+{
+	struct sw_cfi41_key *u = cfi41_deep_start(cpu, h);
+
+	return u ? cfi41_pass(ctx, u, hand) : 0;
+}
+
+/*
+ * Link 0: h set, the registers in st: the CPU's cfi41_deep key starts
+ * with them, the first frames go into it, and the next link on.  count:
+ * the key is counted (else sent, or with hand, handed on: to the fp
+ * key's depth).
  */
 static __always_inline int cfi41_chain(void *ctx, struct cfi41_state *st,
 				       __u32 cpu, __u32 tgid,
-				       struct sw_fp_uside *key, const int entry,
+				       const struct sw_key_hdr *h, const int entry,
 				       const int hand, const int count, __u64 *tmp)
 {
-	struct sw_fp_uside *u;
+	struct sw_cfi41_key *u;
 	int stop;
 
 	cfi41_begin(st, tgid, 1);
 	st->hand = hand;
-	key->uip[0] = st->pc;
-	if (bpf_map_update_elem(&cfi41_hand, &cpu, key, BPF_ANY))
-		return 0;
-	u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+	st->fp_depth = !count;
+	u = cfi41_deep_start(cpu, h);
 	if (!u)
 		return 0;
+	u->uip[0] = st->pc;
 	stop = cfi41_frames(st, u->uip, 0, entry, tmp);
 	if (!stop) {
-		bpf_tail_call(ctx, &cfi41_links, 1);
+		bpf_tail_call(ctx, &cfi41_links, cfi41_next(st, 0));
 		stop = -1;
 	}
-	return cfi41_finish(ctx, st, u, key, stop, count);
+	/* hand as a constant: 4.4 takes no pointer to st->hand, which clang may keep */
+	return cfi41_finish(ctx, st, u, stop, hand);
 }
 
 /* Link j > 0: the next frames, on the CPU link 0 ran on */
@@ -544,7 +604,7 @@ static __always_inline int cfi41_link(void *ctx, const int j)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cfi41_state *st = bpf_map_lookup_elem(&cfi41_state, &cpu);
-	struct sw_fp_uside *u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+	struct sw_cfi41_key *u = bpf_map_lookup_elem(&cfi41_deep, &cpu);
 	__u64 tmp = 0;
 	int stop;
 
@@ -552,10 +612,10 @@ static __always_inline int cfi41_link(void *ctx, const int j)
 		return 0;
 	stop = cfi41_frames(st, u->uip, j * SW_CFI41_FRAMES, 0, &tmp);
 	if (!stop) {
-		bpf_tail_call(ctx, &cfi41_links, j + 1);
+		bpf_tail_call(ctx, &cfi41_links, cfi41_next(st, j));
 		stop = -1;
 	}
-	return cfi41_finish(ctx, st, u, NULL, stop, 0);
+	return cfi41_finish(ctx, st, u, stop, st->hand);
 }
 
 /*
@@ -567,20 +627,26 @@ int cfi41_link_end_v42(struct pt_regs *ctx)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct cfi41_state *st = bpf_map_lookup_elem(&cfi41_state, &cpu);
-	struct sw_fp_uside *u = bpf_map_lookup_elem(&cfi41_hand, &cpu);
+	struct sw_cfi41_key *u = bpf_map_lookup_elem(&cfi41_deep, &cpu);
 	__u64 tmp = 0, next = 0;
 	int stop;
 
 	if (!st || !u)
 		return 0;
 	stop = cfi41_step(st, 1, 0, &tmp, &next);
-	return cfi41_finish(ctx, st, u, NULL, stop ? stop : SW_STOP_DEPTH, 0);
+	return cfi41_finish(ctx, st, u, stop ? stop : SW_STOP_DEPTH, st->hand);
 }
 
 SEC("kprobe") int cfi41_link1_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 1); }
 SEC("kprobe") int cfi41_link2_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 2); }
 SEC("kprobe") int cfi41_link3_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 3); }
 SEC("kprobe") int cfi41_link4_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 4); }
+SEC("kprobe") int cfi41_link5_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 5); }
+SEC("kprobe") int cfi41_link6_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 6); }
+SEC("kprobe") int cfi41_link7_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 7); }
+SEC("kprobe") int cfi41_link8_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 8); }
+SEC("kprobe") int cfi41_link9_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 9); }
+SEC("kprobe") int cfi41_link10_v42(struct pt_regs *ctx) { return cfi41_link(ctx, 10); }
 
 /*
  * A kprobe's user frames: CFI frames, then frame-pointer steps (chain: by
@@ -602,6 +668,8 @@ static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand,
 	regs = sw_user_regs(cfg, PT_REGS_SP(ctx));
 	if (cfi41_read(regs + SW_PT_REGS_CS, &tmp) != SW_USER_CS) {
 		key.h.ustop = SW_STOP_NO_USER;
+		if (chain)
+			return cfi41_no_user(ctx, cpu, &key.h, hand);
 		goto done;
 	}
 	st = bpf_map_lookup_elem(&cfi41_state, &cpu);
@@ -613,7 +681,7 @@ static __always_inline int cfi41_user(struct pt_regs *ctx, const int hand,
 	st->bp = bp;
 	st->bp_ok = -bp_ok;
 	if (chain)
-		return cfi41_chain(ctx, st, cpu, id >> 32, &key, 0, hand, !hand, &tmp);
+		return cfi41_chain(ctx, st, cpu, id >> 32, &key.h, 0, hand, !hand, &tmp);
 	cfi41_walk(st, id >> 32, &key, &tmp);
 done:
 	if (hand) {
@@ -658,7 +726,7 @@ static __always_inline int cfi41_uprobe(struct pt_regs *ctx, const int entry,
 	st->sp = PT_REGS_SP(ctx);
 	st->bp = PT_REGS_FP(ctx);
 	st->bp_ok = -1ULL;
-	return cfi41_chain(ctx, st, cpu, id >> 32, &key, entry, 0, count, &tmp);
+	return cfi41_chain(ctx, st, cpu, id >> 32, &key.h, entry, 0, count, &tmp);
 }
 
 SEC("kprobe") int cfi41_uprobe_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 0, 1); }
@@ -730,9 +798,11 @@ SEC("kprobe") int cfi41_kprobe_bp_v42(struct pt_regs *ctx) { return cfi41_bp(ctx
  * did not run for it (the kernel skipped it): the event is lost, counted.
  */
 static __always_inline struct sw_fp_uside *
-cfi41_sides(struct cfi41_state **st, __u32 *cpu)
+cfi41_sides(struct cfi41_state **st, __u32 *cpu, const int v42)
 {
-	struct sw_fp_uside *u = bpf_map_lookup_elem(&cfi41_hand, cpu);
+	/* 4.2+: the chain's key, whose start is a user side */
+	struct sw_fp_uside *u = bpf_map_lookup_elem(v42 ? (void *)&cfi41_deep :
+						    (void *)&cfi41_hand, cpu);
 
 	*st = bpf_map_lookup_elem(&cfi41_state, cpu);
 	if (!u || !*st)
@@ -762,7 +832,7 @@ static __always_inline int cfi41_both(struct pt_regs *ctx, struct sw_fp_key *key
 
 	if (!cfi41_event(ctx, &key->h, id, tmp, &cpu, v42))
 		return 0;
-	u = cfi41_sides(&st, &cpu);
+	u = cfi41_sides(&st, &cpu, v42);
 	if (!u)
 		return 0;
 	key->h.kstop = st->kstop;
@@ -828,7 +898,7 @@ static __always_inline int cfi41_kp(struct pt_regs *ctx, const int v42)
 	if (!cfg)
 		return 0;
 	magic = cfg->magic;
-	u = cfi41_sides(&st, &cpu);
+	u = cfi41_sides(&st, &cpu, v42);
 	if (!u)
 		return 0;
 	h.kstop = st->kstop;

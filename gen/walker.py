@@ -44,6 +44,9 @@ FIXED_INSNS = 120        # filter, key header, count update
 # pointer walk below carries on from there.  gen/legacy_limits.c checks
 # that they fit 4,096 instructions.
 CFI41_FRAMES = 5
+# 4.2-4.8's cfi key, counted alone: a 24-byte header and these frames, 472
+# bytes, copied to a BPF stack of 512 to be counted; 1 + a multiple of 5
+CFI41_UDEPTH = 56
 
 KERNEL_MIN = 0xffffffff80000000   # __START_KERNEL_map: below is not kernel text
 USER_MAX = 0x00007ffffffff000     # TASK_SIZE_MAX on x86_64 (4-level paging)
@@ -381,6 +384,18 @@ struct sw_fp_record {{
 struct sw_fp_uside {{
 	struct sw_key_hdr h;
 	__u64 uip[SW_FP_UDEPTH];
+}};
+
+/*
+ * 4.2-4.8's cfi walk counted alone (no kernel side, no event): a chain of
+ * tail calls fills it, SW_CFI41_FRAMES frames a program, as deep as the
+ * BPF stack that copies it to count it allows.  It starts as sw_fp_uside
+ * does, whose frames are its first.
+ */
+#define SW_CFI41_UDEPTH {CFI41_UDEPTH}
+struct sw_cfi41_key {{
+	struct sw_key_hdr h;
+	__u64 uip[SW_CFI41_UDEPTH];
 }};
 
 /*

@@ -16,6 +16,7 @@
  * (struct sw_fp_uside) or both (struct sw_fp_key).
  */
 #include <errno.h>
+#include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "walker_int.h"
@@ -93,14 +94,20 @@ static const char *cfi41_why(const struct sw_features *f, const struct walker_ne
 static int cfi41_open(struct walker *w)
 {
 	struct cfi41_bpf *s = cfi41_bpf__open();
+	bool deep = walker_cfi41_chained(w->f) && !w->o.kstack;
 
 	if (!s)
 		return -errno;
 	WALKER_COMMON(w, s);
-	w->counts[w->ncounts++] = w->o.kstack ? s->maps.counts_kd : s->maps.counts;
-	bpf_map__set_autocreate(s->maps.counts, !w->o.kstack);
+	/* 4.2+ counts a user side alone in a deeper key (bpf/cfi41.bpf.c) */
+	w->counts[w->ncounts++] = w->o.kstack ? s->maps.counts_kd :
+				  deep ? s->maps.counts_deep : s->maps.counts;
+	bpf_map__set_autocreate(s->maps.counts, !w->o.kstack && !deep);
+	bpf_map__set_autocreate(s->maps.counts_deep, deep);
 	bpf_map__set_autocreate(s->maps.counts_kd, w->o.kstack);
 	bpf_map__set_max_entries(s->maps.cfi41_hand, libbpf_num_possible_cpus());
+	bpf_map__set_max_entries(s->maps.cfi41_deep, libbpf_num_possible_cpus());
+	bpf_map__set_autocreate(s->maps.cfi41_deep, walker_cfi41_chained(w->f));
 	w->cfi_rows = s->maps.cfi_rows;
 	w->cfi_procs = s->maps.cfi_procs;
 	bpf_map__set_max_entries(w->cfi_rows, cfi_rows_in(w->o.unwind_mb));
@@ -189,6 +196,27 @@ static struct bpf_program *cfi41_dropper(const struct walker *w)
 					    s->progs.cfi41_drop;
 }
 
+/*
+ * Links 1 on of 4.2+'s chain, each in its slot, then the one that ends
+ * it (bpf/cfi41.bpf.c: CFI41_LINKS)
+ */
+#define CFI41_SLOTS	((SW_CFI41_UDEPTH - 1) / SW_CFI41_FRAMES + 1)
+_Static_assert(CFI41_SLOTS == 12, "a program for each link");
+static void cfi41_link_progs(const struct cfi41_bpf *s,
+			     struct bpf_program *l[CFI41_SLOTS - 1])
+{
+	struct bpf_program *v[CFI41_SLOTS - 1] = {
+		s->progs.cfi41_link1_v42, s->progs.cfi41_link2_v42,
+		s->progs.cfi41_link3_v42, s->progs.cfi41_link4_v42,
+		s->progs.cfi41_link5_v42, s->progs.cfi41_link6_v42,
+		s->progs.cfi41_link7_v42, s->progs.cfi41_link8_v42,
+		s->progs.cfi41_link9_v42, s->progs.cfi41_link10_v42,
+		s->progs.cfi41_link_end_v42,
+	};
+
+	memcpy(l, v, sizeof(v));
+}
+
 static void cfi41_choose(struct walker *w)
 {
 	const struct cfi41_bpf *s = w->skel;
@@ -205,12 +233,11 @@ static void cfi41_choose(struct walker *w)
 		s->progs.cfi41_kprobe_k, s->progs.cfi41_kprobe_k_v42,
 		s->progs.cfi41_kprobe_kp, s->progs.cfi41_kprobe_kp_v42,
 		s->progs.cfi41_kprobe_ke_v44,
-	}, *links[] = {
-		s->progs.cfi41_link1_v42, s->progs.cfi41_link2_v42,
-		s->progs.cfi41_link3_v42, s->progs.cfi41_link4_v42,
-		s->progs.cfi41_link_end_v42,
 	};
+	struct bpf_program *links[CFI41_SLOTS - 1];
 	bool kprobe = false, chain = false;
+
+	cfi41_link_progs(s, links);
 
 	for (size_t i = 0; i < sizeof(kprobes) / sizeof(kprobes[0]); i++)
 		kprobe |= bpf_program__autoload(kprobes[i]);
@@ -221,7 +248,7 @@ static void cfi41_choose(struct walker *w)
 	walker_want(w, cfi41_first(w), kprobe);
 	for (size_t i = 0; i < sizeof(lasts) / sizeof(lasts[0]); i++)
 		walker_want(w, lasts[i], kprobe && cfi41_last(w) == lasts[i]);
-	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+	for (size_t i = 0; i < CFI41_SLOTS - 1; i++)
 		walker_want(w, links[i], chain);
 	/* slot 0: counts what the links end, or sends it (stacksnoop) */
 	walker_want(w, s->progs.cfi41_count_v42, chain && !w->o.kstack &&
@@ -233,15 +260,13 @@ static void cfi41_choose(struct walker *w)
 static int cfi41_loaded(struct walker *w)
 {
 	const struct cfi41_bpf *s = w->skel;
-	const struct bpf_program *slots[] = {
-		w->o.sink == SINK_EMIT ? s->progs.cfi41_emit_v44 :
-		s->progs.cfi41_count_v42, s->progs.cfi41_link1_v42,
-		s->progs.cfi41_link2_v42, s->progs.cfi41_link3_v42,
-		s->progs.cfi41_link4_v42, s->progs.cfi41_link_end_v42,
-	};
+	struct bpf_program *slots[CFI41_SLOTS];
 	int fd;
 
-	for (__u32 i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+	slots[0] = w->o.sink == SINK_EMIT ? s->progs.cfi41_emit_v44 :
+					    s->progs.cfi41_count_v42;
+	cfi41_link_progs(s, slots + 1);
+	for (__u32 i = 0; i < CFI41_SLOTS; i++) {
 		fd = bpf_program__fd(slots[i]);
 		if (fd >= 0 && bpf_map_update_elem(bpf_map__fd(s->maps.cfi41_links),
 						   &i, &fd, BPF_ANY))
@@ -297,14 +322,17 @@ static void cfi41_key_frames(struct walker *w, const void *key, bool counted,
 {
 	const struct sw_fp_key *both = key;
 	const struct sw_fp_uside *user = key;
+	const struct sw_cfi41_key *deep = key;
 	/* an event's record holds both sides (bpf/cfi41.bpf.c) */
 	bool two = w->o.kstack || !counted;
-	const __u64 *uip = two ? both->uip : user->uip;
+	/* 4.2+ counts a user side alone in a deeper key */
+	bool chained = !two && walker_cfi41_chained(w->f);
+	const __u64 *uip = two ? both->uip : chained ? deep->uip : user->uip;
 
 	f->h = &user->h;
 	f->k = two ? both->kip : f->kbuf;
 	f->nk = two ? walker_nframes(both->kip, SW_FP_KDEPTH) : 0;
-	f->nu = walker_nframes(uip, SW_FP_UDEPTH);
+	f->nu = walker_nframes(uip, chained ? SW_CFI41_UDEPTH : SW_FP_UDEPTH);
 	for (size_t i = 0; i < f->nu; i++) {
 		if (i > SW_CFI41_FRAMES && (uip[i] & ~SW_HOW_MASK) >= SW_USER_MAX) {
 			f->hbuf = user->h;
