@@ -503,6 +503,28 @@ cfi_snoop() {
 	} | expect /tmp/cs.ev
 }
 
+# 4.4-4.8: an event's record holds the fp key's 26 user frames, so a
+# uprobe's chain ends there: a stack of 26 whole, one deeper cut and said
+cfi_snoop_deep() {
+	for n in 20 21; do
+		$SN --walker cfi ./deep:target -- ./deep $n > /tmp/sd.out 2> /tmp/sd.err ||
+			{ cat /tmp/sd.out /tmp/sd.err; return 1; }
+		snoop_events /tmp/sd.out > /tmp/sd.ev
+		{
+			echo target
+			i=$n
+			while [ $i -ge 0 ]; do echo down$((i % 3)); i=$((i - 1)); done
+			printf 'main\n__libc_start_call_main\n__libc_start_main\n_start\n'
+		} | head -n 26 | awk '{ printf "%s: %s\n", NR == 1 ? "ip" : "r" NR - 2, $1 }' > /tmp/sd.f
+		[ $n = 21 ] && echo '[truncated]' >> /tmp/sd.f
+		{ echo 'TIME(s)            STACK'; for e in 1 2; do echo; cat /tmp/sd.f; done; } |
+			expect /tmp/sd.ev || return 1
+		if [ $n = 21 ]; then
+			echo "2 events had stacks deeper than the cfi walker holds: shown cut, ending in [truncated]"
+		fi | expect /tmp/sd.err || return 1
+	done
+}
+
 # The same program linked against Debian's libc and ld.so (in the image at
 # their paths): tables for three binaries, found where the loader put them
 cfi_callers_dynamic() {	# BINARY
@@ -1409,6 +1431,7 @@ if ! ge 4 9; then
 	t "stacksnoop, 4.1-4.8, cfi: -d, kernel frames, then every user caller to _start; -v tags each frame" cfi_snoop_41
 	ge 4 4 && t "stacksnoop, 4.4-4.8, cfi: a uprobe's events, each stack whole to _start" cfi_snoop
 	ge 4 4 && t "stacksnoop --explain, 4.4-4.8, cfi: each user frame's unwind rule" cfi_explain
+	ge 4 4 && t "stacksnoop, 4.4-4.8, cfi: an event's 26 user frames whole, one deeper cut, marked and said" cfi_snoop_deep
 fi
 if [ $CLOUD = yes ]; then
 	t "stacksnoop --explain: refused without kernel frame pointers" explain_orc_refused
