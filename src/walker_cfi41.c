@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The cfi walker on 4.1-4.8 (bpf/cfi41.bpf.c): before 4.9 none of the
- * stack maps, per-CPU maps and current task the cfi walker's chains need
- * (src/walker_cfi.c).  One program takes a kernel event's user frames
+ * stack maps, per-CPU maps, current task and map value offsets the cfi
+ * walker's chains need (src/walker_cfi.c).  One program takes a kernel event's user frames
  * (and from 4.3 a uprobe's), the first few by the unwind tables the
  * frontend loads (src/unwind.c, as on 4.9+); on 4.1, which has no tail
  * calls, the rest by frame pointers, from 4.2 by more of the tables in a
@@ -12,8 +12,9 @@
  * the user's %rbp where their chain ends; with kernel frames (-d), and in
  * stacksnoop, a third, made before it so that it runs last, counts both
  * sides, prints them as the fp walker's 4.1 program does, or sends them
- * (4.4+).  Its keys and events are the fp walker's: the user side alone
- * (struct sw_fp_uside) or both (struct sw_fp_key).
+ * (4.4+).  Its keys and events are the fp walker's, the user side alone
+ * (struct sw_fp_uside) or both (struct sw_fp_key), but from 4.2 a user
+ * side counted alone, deeper (struct sw_cfi41_key).
  */
 #include <errno.h>
 #include <string.h>
@@ -86,9 +87,9 @@ static const char *cfi41_why(const struct sw_features *f, const struct walker_ne
 		return "no tail calls (4.1): the first " CFI41_STR(SW_CFI41_FRAMES)
 		       " user callers from unwind tables, then frame pointers; "
 		       CFI41_KERNEL;
-	return "no stack maps, per-CPU maps or map value offsets (4.2-4.8): user callers from "
-	       "unwind tables, " CFI41_STR(SW_CFI41_FRAMES) " a program by tail "
-	       "calls, as deep as a key; " CFI41_KERNEL;
+	return "no stack maps, per-CPU maps or map value offsets (4.2-4.8): "
+	       "user callers from unwind tables, " CFI41_STR(SW_CFI41_FRAMES)
+	       " a program by tail calls, as deep as a key; " CFI41_KERNEL;
 }
 
 static int cfi41_open(struct walker *w)
