@@ -89,7 +89,9 @@ static const char *cfi41_why(const struct sw_features *f, const struct walker_ne
 		       CFI41_KERNEL;
 	return "no stack maps, per-CPU maps or map value offsets (4.2-4.8): "
 	       "user callers from unwind tables, " CFI41_STR(SW_CFI41_FRAMES)
-	       " a program by tail calls, as deep as a key; " CFI41_KERNEL;
+	       " a program by tail calls, " CFI41_STR(SW_CFI41_UDEPTH)
+	       " counted alone, " CFI41_STR(SW_FP_UDEPTH) " beside kernel "
+	       "frames or in an event; " CFI41_KERNEL;
 }
 
 static int cfi41_open(struct walker *w)

@@ -170,7 +170,7 @@ ge 4 9 && DWALKERS="$DWALKERS cfi"
 # before 4.9, the cfi walker's stand-in (src/walker_cfi41.c), as it says why,
 # and how it finds the frames past the fifth caller (4.2+: by tail calls)
 if ge 4 2; then
-	CFI41_WHY="no stack maps, per-CPU maps or map value offsets (4.2-4.8): user callers from unwind tables, 5 a program by tail calls, as deep as a key"
+	CFI41_WHY="no stack maps, per-CPU maps or map value offsets (4.2-4.8): user callers from unwind tables, 5 a program by tail calls, 56 counted alone, 26 beside kernel frames or in an event"
 	CFI41_PAST='cfi    '
 else
 	CFI41_WHY='no tail calls (4.1): the first 5 user callers from unwind tables, then frame pointers'
