@@ -58,10 +58,9 @@ struct {
 /*
  * 4.1: each CPU's last user side, from cfi41_kprobe_uh to cfi41_kprobe_k
  * or cfi41_kprobe_kp, which 4.1 runs next for the same event (4.2+: in
- * cfi41_deep, below): a function's
- * probes run newest first, and src/walker_cfi41.c makes the user side's
- * after theirs.  h.nk (no count of an fp key) says it is one not taken
- * yet.
+ * cfi41_deep, below): a function's probes run newest first, and
+ * src/walker_cfi41.c makes the user side's after theirs.  h.nk (no count
+ * of an fp key) says it is one not taken yet.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -346,16 +345,17 @@ cfi41_event(struct pt_regs *ctx, struct sw_key_hdr *h, __u64 *id, __u64 *tmp,
 	return cfg;
 }
 
-/*
- * 4.2+: the list tgid's process walks with, as a number (0: none): its
- * own, or else the one it forked with (bpf/cfi_alias.bpf.h).  Without a
- * branch, which 4.4's verifier would follow into the walk twice.
- */
+/* A map lookup's value as a number, 0 where there is none */
 static __always_inline __u64 cfi41_number(void *v)
 {
 	return v ? sw_ptr_value(v) : 0;
 }
 
+/*
+ * 4.2+: the list tgid's process walks with, as a number (0: none): its
+ * own, or else the one it forked with (bpf/cfi_alias.bpf.h).  Without a
+ * branch, which 4.4's verifier would follow into the walk twice.
+ */
 static __always_inline __u64 cfi41_list(__u32 tgid)
 {
 	struct cfi_alias_ref ref = {};
@@ -504,7 +504,7 @@ static __always_inline int cfi41_finish(void *ctx, const struct cfi41_state *st,
 	return cfi41_pass(ctx, u, hand);
 }
 
-/* slot 0: the CPU's key, copied to the stack (4.4's helpers read keys there), counted */
+/* slot 0: the CPU's key counted, copied to the stack (4.4 reads keys there) */
 SEC("kprobe")
 int cfi41_count_v42(struct pt_regs *ctx)
 {
