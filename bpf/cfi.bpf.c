@@ -688,6 +688,7 @@ SEC("tracepoint") int gs_cfi_exec(void *ctx)
 struct cfi_build {
 	struct sw_cfi_proc p;
 	__u64 vma;		/* the next VMA to read; 0: the last was read */
+	__u64 vdso;		/* where the process's vDSO starts, if known */
 	__u32 tgid, rounds;
 };
 
@@ -735,21 +736,29 @@ static __always_inline __u64 cfi_build_vma(const struct sw_config *cfg,
 	/* only code: a PC is never in a mapping of data */
 	if (!(cfi_kread(a + cfg->vma.vm_flags) & CFI_VM_EXEC))
 		return next;
+	start = cfi_kread(a + cfg->vma.vm_start);
 	file = cfi_kread(a + cfg->vma.vm_file);
 	inode = file ? cfi_kread(file + cfg->vma.f_inode) : 0;
-	if (!inode)
+	/*
+	 * The vDSO, no file's: its table is the frontend's under key 0, so
+	 * that a list built here is as whole as the frontend's (which then
+	 * never replaces it: src/unwind.c)
+	 */
+	if (!inode && (!b->vdso || start != b->vdso))
 		return next;
-	k.ino = cfi_kread(inode + cfg->vma.i_ino);
-	sb = cfi_kread(inode + cfg->vma.i_sb);
-	if (sb)
-		bpf_probe_read(&k.dev, 4, (void *)(sb + cfg->vma.s_dev));
+	if (inode) {
+		k.ino = cfi_kread(inode + cfg->vma.i_ino);
+		sb = cfi_kread(inode + cfg->vma.i_sb);
+		if (sb)
+			bpf_probe_read(&k.dev, 4, (void *)(sb + cfg->vma.s_dev));
+	}
 	f = bpf_map_lookup_elem(&cfi_files, &k);
 	fo = cfi_kread(a + cfg->vma.vm_pgoff) << 12;
 	/*
 	 * No f = NULL for a stale one: 4.19's verifier loses the type of a
 	 * pointer that may have been set to NULL
 	 */
-	if (f && cfg->vma.i_generation && f->gen_known) {
+	if (f && inode && cfg->vma.i_generation && f->gen_known) {
 		bpf_probe_read(&gen, 4, (void *)(inode + cfg->vma.i_generation));
 		stale = gen != f->gen;
 	}
@@ -768,7 +777,6 @@ static __always_inline __u64 cfi_build_vma(const struct sw_config *cfg,
 		b->p.no_room++;
 		return next;
 	}
-	start = cfi_kread(a + cfg->vma.vm_start);
 	end = cfi_kread(a + cfg->vma.vm_end);
 	/* bounded where it is used: clang keeps n on the stack over the calls */
 	m = &b->p.maps[sw_bound(n, SW_CFI_PROC_MAPS - 1)];
@@ -803,6 +811,7 @@ static __always_inline int cfi_build_run(void *ctx, void *tails, const int begin
 		b->p.no_room = 0;
 		b->p.built = 1;
 		b->vma = mm ? cfi_kread(mm + cfg->vma.mm_mmap) : 0;
+		b->vdso = mm && cfg->vma.mm_vdso ? cfi_kread(mm + cfg->vma.mm_vdso) : 0;
 	}
 	a = b->vma;
 #pragma unroll

@@ -71,12 +71,16 @@
  * the root of mm_struct's maple tree of VMAs, in mm_mmap's place: from
  * BTF, or measured on our own process where the kernel has none
  * (src/vma_calib.c).
- * i_generation 0: not known, and not compared.
+ * i_generation 0: not known, and not compared.  mm_vdso (mm_struct's
+ * context.vdso, where the vDSO starts; measured on our own process, 0 if
+ * not found): the VMA-list build gives the vDSO the table the frontend
+ * keeps for it under file key 0.
  */
 struct sw_vma_offs {
 	__u32 vm_start, vm_end, vm_pgoff, vm_file;
 	__u32 f_inode, i_ino, i_sb, i_generation, s_dev;
 	__u32 task_mm, mm_mmap, vm_next, vm_flags;
+	__u32 mm_vdso, pad;
 };
 
 /* Array map "peek", one element: what bpf/peek.bpf.c copied. */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -91,6 +92,7 @@ struct cfi_cache {
 	uint8_t *own_vdso;	/* the kernel's vDSO, as this process has it */
 	size_t own_vdso_len;
 	bool own_vdso_read;
+	bool vdso_told;		/* the kernel's, handed to on_file */
 	cfi_skip_fn on_skip;
 	void *on_skip_ctx;
 	cfi_file_fn on_file;
@@ -558,15 +560,11 @@ static int vdso_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m)
  * without (no CFI, or none that fits) with no rows, so that its frames
  * are known to take frame-pointer steps, not to wait for a table.
  */
-static void tell_file(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
-		      const struct bin *b)
+static void tell_bin(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
+		     const struct bin *b)
 {
-	struct ino_slot *s = m->ino ? ino_slot(c, m) : NULL;
 	struct sw_cfi_file f = { .first = b->first, .count = b->count };
 
-	if (!c->on_file || !s || !s->bin1 || s->told)
-		return;
-	s->told = true;
 	if (b->err)
 		f.count = 0;
 	for (size_t i = 0; f.count && i < b->nr_segs && f.nr < SW_CFI_FILE_SEGS;
@@ -578,6 +576,35 @@ static void tell_file(struct cfi_cache *c, uint32_t pid, const struct proc_map *
 		f.seg[f.nr].delta = g->offset - g->vaddr + b->base;
 	}
 	c->on_file(c->on_file_ctx, pid, m, &f);
+}
+
+static void tell_file(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
+		      const struct bin *b)
+{
+	struct ino_slot *s = m->ino ? ino_slot(c, m) : NULL;
+
+	if (!c->on_file || !s || !s->bin1 || s->told)
+		return;
+	s->told = true;
+	tell_bin(c, pid, m, b);
+}
+
+/*
+ * The kernel's vDSO, once, as the file of inode 0 on device 0: where a
+ * list built in BPF from a process's VMAs finds its vDSO's table
+ * (bpf/cfi.bpf.c).  One a process rewrote is its own: never told.
+ */
+static void tell_vdso(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
+		      const struct bin *b)
+{
+	struct proc_map k = *m;
+
+	if (!c->on_file || c->vdso_told || !kernel_vdso(c, b->mem, b->mem_len))
+		return;
+	c->vdso_told = true;
+	k.ino = 0;
+	k.maj = k.min = 0;
+	tell_bin(c, pid, &k, b);
 }
 
 /* The entry for mapping m of bin b: 0, b's error, or -ENOENT. */
@@ -617,6 +644,8 @@ int cfi_cache_map(struct cfi_cache *c, uint32_t pid, const struct proc_map *m,
 	b = &c->bins[i];
 	if (m->path[0] == '/')
 		tell_file(c, pid, m, b);
+	else
+		tell_vdso(c, pid, m, b);
 	return bin_map(b, m, out);
 }
 
@@ -645,6 +674,26 @@ int cfi_cache_path(struct cfi_cache *c, const char *path)
 	if (i < 0)
 		return i;
 	tell_file(c, 0, &m, &c->bins[i]);
+	return c->bins[i].err;
+}
+
+int cfi_cache_vdso(struct cfi_cache *c)
+{
+	struct proc_map m = { .path = "[vdso]", .exec = true };
+	int i;
+
+	if (!c->own_vdso_read) {
+		c->own_vdso_read = true;
+		procs_own_vdso(&c->own_vdso, &c->own_vdso_len);
+	}
+	m.start = getauxval(AT_SYSINFO_EHDR);
+	if (!c->own_vdso || !m.start)
+		return -ENOENT;
+	m.end = m.start + c->own_vdso_len;
+	i = vdso_bin(c, (uint32_t)getpid(), &m);
+	if (i < 0)
+		return i;
+	tell_vdso(c, 0, &m, &c->bins[i]);
 	return c->bins[i].err;
 }
 

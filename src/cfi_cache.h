@@ -101,6 +101,12 @@ int cfi_cache_known(struct cfi_cache *c, const struct proc_map *m,
 int cfi_cache_path(struct cfi_cache *c, const char *path);
 
 /*
+ * The kernel's vDSO, as ours is: its table, told to on_file as the file
+ * of inode 0 (where a list built in BPF finds it), as cfi_cache_path.
+ */
+int cfi_cache_vdso(struct cfi_cache *c);
+
+/*
  * The rows: what "cfi_rows" gets, index for index, each table's rows held
  * from its build until released.  cfi_cache_nr_rows: how many there are;
  * cfi_cache_held: from index at, how many rows held in one run (*rows),

@@ -211,7 +211,7 @@ static int plan(struct session *s)
 	const struct walker_desc *d;
 	struct walker_need need = {};
 	char err[512] = "";
-	bool no_user = false;
+	bool no_user = false, stand_in;
 
 	/* what the kernel cannot probe at all is the first thing to say */
 	if (probe_pattern_check(&s->pat, f, err, sizeof(err)))
@@ -249,6 +249,9 @@ static int plan(struct session *s)
 		wo->kstack = kprobe;
 		wo->ustack = !kprobe;
 	}
+	/* the cfi walker's stand-in (4.1-4.8) may walk this run's user frames */
+	stand_in = wo->ustack && !walker_cfi_runs(f) &&
+		   (kind == SW_WALKER_AUTO || kind == SW_WALKER_CFI);
 	if (!f->helper_pid) {
 		/* 4.1: the walker's one program finds the process itself */
 		int e = -EOPNOTSUPP;
@@ -269,14 +272,10 @@ static int plan(struct session *s)
 		if (no_user)
 			wo->ustack = false;
 		s->task41_err = e;
-	} else if (kprobe && wo->ustack && !walker_cfi_runs(f) &&
-		   !walker_cfi41_chained(f) &&
-		   (kind == SW_WALKER_AUTO || kind == SW_WALKER_CFI)) {
+	} else if (kprobe && stand_in && !walker_cfi41_chained(f)) {
 		/* no CPU helper: the cfi walker's stand-in finds them as 4.1 does */
 		need.no_task = task_calib(f, &wo->task41) != 0;
-	} else if ((wo->follow || (wo->ustack && walker_cfi41_chained(f) &&
-				   !walker_cfi_runs(f) &&
-				   (kind == SW_WALKER_AUTO || kind == SW_WALKER_CFI))) &&
+	} else if ((wo->follow || (stand_in && walker_cfi41_chained(f))) &&
 		   !f->prog_tracepoint) {
 		/*
 		 * 4.2-4.6: a fork's child is seen by its task (src/walker.c),

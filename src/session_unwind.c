@@ -77,6 +77,13 @@ static void report(struct session *s, bool debug, const char *what)
 			st.cfi.tables, st.cfi.rows, st.cfi.bytes,
 			(unsigned long long)cfi_rows_in(s->wo.unwind_mb) * sizeof(struct sw_cfi_row),
 			st.procs, st.maps, st.ms);
+	/*
+	 * Each a list ours made stale, had it missed a mapping BPF added
+	 * after we read the process's maps (src/unwind.c)
+	 */
+	if (debug && s->w && walker_builds_lists(s->w))
+		fprintf(s->out, "%s: %zu lists built in BPF replaced by ours\n",
+			what, st.replaced);
 	if (debug && sw->disk)
 		fprintf(s->out, "tables kept from earlier runs (%s): %zu of %zu\n",
 			cfi_disk_dir(sw->disk), st.cfi.from_disk, st.cfi.tables);
@@ -398,7 +405,10 @@ static int command(struct session *s)
 
 	if (!s->walk || s->cmd.stop_at_exec)
 		return 0;
-	e = needed_closure(s->cmd.path, preload, s);
+	/* a list built in BPF finds the vDSO's table under no file's key */
+	e = s->w && walker_builds_lists(s->w) ? unwind_add_vdso(s->walk->unwind) : 0;
+	if (!e)
+		e = needed_closure(s->cmd.path, preload, s);
 	if (!e)
 		e = needed_args(s->o.command, preload, s);
 	if (e)

@@ -60,7 +60,7 @@ struct unwind {
 	bool no_mmap;		/* the rows map cannot be mapped (before 5.5) */
 	struct sw_cfi_proc proc, old;	/* a process's list, as built and as was */
 	const atomic_bool *warm_stop;	/* unwind_warm's */
-	size_t procs, nmaps, procs_no_room, maps_no_room;
+	size_t procs, nmaps, procs_no_room, maps_no_room, replaced;
 	double ms;
 };
 
@@ -98,7 +98,8 @@ static void on_file(void *ctx, uint32_t pid, const struct proc_map *m,
 	e->k.ino = m->ino;
 	e->k.dev = m->maj << 20 | m->min;
 	e->f = *f;
-	e->f.gen_known = file_gen(pid, m, &e->f.gen);
+	/* inode 0: the kernel's vDSO (src/cfi_cache.c), no file's */
+	e->f.gen_known = m->ino && file_gen(pid, m, &e->f.gen);
 }
 
 /* The files told since, once their rows are in: a walk reaches rows through them. */
@@ -519,6 +520,7 @@ static int add_proc(struct unwind *u, uint32_t pid, size_t *lines)
 	}
 	if (!err) {
 		u->procs += !known;
+		u->replaced += known && old->built;
 		u->nmaps += nr - (known ? old->nr : 0);
 		/*
 		 * Each mapping left out once, however often it is read again:
@@ -532,11 +534,9 @@ out:
 	return err;
 }
 
-int unwind_add_file(struct unwind *u, const char *path)
+/* A table built since t0 (err: how): its rows and file into the kernel. */
+static int pushed(struct unwind *u, double t0, int err)
 {
-	double t0 = now_ms();
-	int err = cfi_cache_path(u->cache, path);
-
 	/* a file without a table is told as one, no error */
 	if (err == -ENOMEM)
 		return err;
@@ -544,6 +544,22 @@ int unwind_add_file(struct unwind *u, const char *path)
 		push_files(u);
 	u->ms += now_ms() - t0;
 	return 0;
+}
+
+int unwind_add_file(struct unwind *u, const char *path)
+{
+	double t0 = now_ms();
+	int err = cfi_cache_path(u->cache, path);
+
+	return pushed(u, t0, err);
+}
+
+int unwind_add_vdso(struct unwind *u)
+{
+	double t0 = now_ms();
+	int err = cfi_cache_vdso(u->cache);
+
+	return pushed(u, t0, err);
 }
 
 static int add_one(struct unwind *u, uint32_t pid)
@@ -614,6 +630,7 @@ void unwind_stats(const struct unwind *u, struct unwind_stats *st)
 	memset(st, 0, sizeof(*st));
 	cfi_cache_stats(u->cache, &st->cfi);
 	st->procs = u->procs;
+	st->replaced = u->replaced;
 	st->maps = u->nmaps;
 	st->procs_no_room = u->procs_no_room;
 	st->maps_no_room = u->maps_no_room;

@@ -25,6 +25,7 @@ struct unwind;
 struct unwind_stats {
 	struct cfi_stats cfi;
 	size_t procs;		/* processes with mappings in the kernel */
+	size_t replaced;	/* lists built in BPF that ours replaced */
 	size_t maps;		/* their mappings with a table */
 	size_t procs_no_room;	/* processes the maps had no room for */
 	size_t maps_no_room;	/* mappings left out, each once: past
@@ -61,6 +62,9 @@ int unwind_add_proc(struct unwind *u, uint32_t pid);
  * table is no error.
  */
 int unwind_add_file(struct unwind *u, const char *path);
+
+/* The kernel's vDSO's table, as unwind_add_file (src/cfi_cache.h). */
+int unwind_add_vdso(struct unwind *u);
 /* Every process there is now. */
 int unwind_add_all(struct unwind *u);
 

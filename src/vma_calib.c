@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include "vma_calib.h"
@@ -436,28 +437,79 @@ static int find_inode(struct calib *c, struct sw_vma_offs *o)
 	return -ENOENT;
 }
 
-int vma_calib(struct walker *w, struct sw_vma_offs *out, bool tree_ok, bool *tree)
+/*
+ * mm_struct's context.vdso: the first word of our mm that holds where our
+ * vDSO starts (the auxiliary vector says where), but for the copy of
+ * that vector the mm keeps (saved_auxv: the word after AT_SYSINFO_EHDR).
+ * The first: the bytes read go on past our mm, maybe into another's with
+ * the same vDSO (no address randomization).  0 if none: the build then
+ * leaves the vDSO out.
+ */
+static void find_vdso(struct calib *c, struct sw_vma_offs *o, __u64 mm)
+{
+	__u64 vdso = getauxval(AT_SYSINFO_EHDR);
+
+	o->mm_vdso = 0;
+	if (!vdso || peek(c, mm))
+		return;
+	for (size_t off = 8; off < SW_PEEK_BYTES && !o->mm_vdso; off += 8)
+		if (word(c->v.b, off) == vdso &&
+		    word(c->v.b, off - 8) != AT_SYSINFO_EHDR)
+			o->mm_vdso = off;
+}
+
+/* The reader of kernel memory, on a uprobe of ours that w keeps. */
+static int calib_open(struct walker *w, struct calib **out)
 {
 	struct calib *c = calloc(1, sizeof(*c));
-	struct sw_vma_offs o = {};
-	void *mem = MAP_FAILED;
-	__u64 mm = 0, bounds[11];
-	int fd = -1, err;
+	int err;
 
+	*out = c;
 	if (!c)
 		return -ENOMEM;
 	c->skel = peek_bpf__open();
-	if (!c->skel) {
-		err = -errno;
-		goto out;
-	}
+	if (!c->skel)
+		return -errno;
 	/* 4.1's reader (src/task_calib.c) */
 	bpf_program__set_autoload(c->skel->progs.sw_peek_v41, false);
 	err = peek_bpf__load(c->skel);
 	if (err)
-		goto out;
-	err = walker_self_probe(w, bpf_program__fd(c->skel->progs.sw_peek),
-				(__u64)(unsigned long)sw_calib_peek);
+		return err;
+	return walker_self_probe(w, bpf_program__fd(c->skel->progs.sw_peek),
+				 (__u64)(unsigned long)sw_calib_peek);
+}
+
+static void calib_free(struct calib *c)
+{
+	/* the probe's attachment is w's: the program may go */
+	if (c)
+		peek_bpf__destroy(c->skel);
+	free(c);
+}
+
+int vma_calib_vdso(struct walker *w, struct sw_vma_offs *o)
+{
+	struct calib *c;
+	int err = calib_open(w, &c);
+
+	o->mm_vdso = 0;
+	if (!err)
+		err = peek(c, 0);
+	if (!err && o->task_mm + 8 <= SW_PEEK_BYTES)
+		find_vdso(c, o, word(c->v.b, o->task_mm));
+	calib_free(c);
+	return err;
+}
+
+int vma_calib(struct walker *w, struct sw_vma_offs *out, bool tree_ok, bool *tree)
+{
+	struct sw_vma_offs o = {};
+	struct calib *c;
+	void *mem = MAP_FAILED;
+	__u64 mm = 0, bounds[11];
+	int fd = -1, err;
+
+	err = calib_open(w, &c);
 	if (err)
 		goto out;
 	/* a second file, on another device than our executable's */
@@ -486,6 +538,8 @@ int vma_calib(struct walker *w, struct sw_vma_offs *out, bool tree_ok, bool *tre
 		err = find_flags(c, &o);
 	if (!err)
 		err = find_inode(c, &o);
+	if (!err && !*tree)
+		find_vdso(c, &o, mm);
 	if (!err)
 		*out = o;
 out:
@@ -493,8 +547,6 @@ out:
 		munmap(mem, 4096);
 	if (fd >= 0)
 		close(fd);
-	/* the probe's attachment is w's: the program may go */
-	peek_bpf__destroy(c->skel);
-	free(c);
+	calib_free(c);
 	return err;
 }

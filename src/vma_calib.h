@@ -20,4 +20,7 @@
  */
 int vma_calib(struct walker *w, struct sw_vma_offs *out, bool tree_ok, bool *tree);
 
+/* Only out->mm_vdso, where BTF gave the rest (task_mm among them). */
+int vma_calib_vdso(struct walker *w, struct sw_vma_offs *out);
+
 #endif

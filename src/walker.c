@@ -225,10 +225,11 @@ static void choose_programs(struct walker *w, const struct sw_targets *t,
 		/* the walker's own hooks do it */
 	} else if (forks(w) && fork_hook_tracepoint(w->f)) {
 		walker_want_hook(w, w->fork_tp, true);
-		walker_want_hook(w, w->exit_tp, true);
+		/* an exit ends only what -- COMMAND follows */
+		walker_want_hook(w, w->exit_tp, w->o.follow);
 	} else if (forks(w)) {
 		walker_want(w, fork_kprobe_ok(w) ? w->fork_kprobe : w->fork_kretprobe, true);
-		walker_want(w, w->exit_kprobe, true);
+		walker_want(w, w->exit_kprobe, w->o.follow);
 	}
 	choose_multi(w, t);
 }
@@ -688,8 +689,8 @@ static int attach_follow(struct walker *w)
 		return 0;
 	if (fork_hook_tracepoint(w->f)) {
 		err = walker_attach_hook(w, w->fork_tp, "sched_process_fork");
-		return err ? err : walker_attach_hook(w, w->exit_tp,
-						      "sched_process_exit");
+		return err || !w->o.follow ? err :
+		       walker_attach_hook(w, w->exit_tp, "sched_process_exit");
 	}
 	if (fork_kprobe_ok(w)) {
 		s.kind = SW_PROBE_KPROBE;
@@ -702,7 +703,7 @@ static int attach_follow(struct walker *w)
 		s.kind = SW_PROBE_KRETPROBE;
 		err = add_attachment(w, bpf_program__fd(w->fork_kretprobe), &s);
 	}
-	if (err)
+	if (err || !w->o.follow)
 		return err;
 	s.kind = SW_PROBE_KPROBE;
 	s.func = "do_exit";

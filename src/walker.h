@@ -114,6 +114,8 @@ struct ksyms;
 bool walker_can_follow(const struct sw_features *f);
 /* cfi: whether BPF finds processes' mappings from their VMAs (any kernel). */
 bool walker_finds_vmas(const struct walker *w);
+/* cfi: whether BPF builds each process's list of mappings (4.18-5.16). */
+bool walker_builds_lists(const struct walker *w);
 /* --debug: that, and the fields it reads (nothing where it is not so). */
 void walker_print_lists(const struct walker *w, FILE *out);
 /*

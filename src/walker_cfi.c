@@ -120,14 +120,17 @@ static void vma_reads(struct walker *w)
 {
 	bool tree = false;
 
-	_Static_assert(sizeof(w->vma_offs) == sizeof(w->f->vma_off),
-		       "struct sw_vma_offs is vma_off's fields");
+	_Static_assert(__builtin_offsetof(struct sw_vma_offs, mm_vdso) ==
+		       sizeof(w->f->vma_off),
+		       "struct sw_vma_offs is vma_off's fields, then mm_vdso");
 	if (w->f->no_vma_lists_forced || !w->f->prog_tracepoint)
 		return;
 	if (w->f->vma_list_ok) {
-		memcpy(&w->vma_offs, w->f->vma_off, sizeof(w->vma_offs));
+		memcpy(&w->vma_offs, w->f->vma_off, sizeof(w->f->vma_off));
 		w->vma_list_how = "offsets from BTF";
 		w->vma_list = mmap_tracepoints();
+		/* without it the vDSO is left out of the lists, as before */
+		vma_calib_vdso(w, &w->vma_offs);
 		return;
 	}
 	w->vma_list_how = "offsets measured on this process";
@@ -152,7 +155,7 @@ static int cfi_open(struct walker *w)
 	w->vma = w->f->helper_find_vma;
 	w->cfl = cfi_legacy(w->f);
 	if (w->vma)
-		memcpy(&w->vma_offs, w->f->vma_off, sizeof(w->vma_offs));
+		memcpy(&w->vma_offs, w->f->vma_off, sizeof(w->f->vma_off));
 	else if (!w->cfl)
 		vma_reads(w);
 	if (w->vma || w->vma_list)
@@ -406,6 +409,11 @@ bool walker_finds_vmas(const struct walker *w)
 	return w->vma || w->vma_list;
 }
 
+bool walker_builds_lists(const struct walker *w)
+{
+	return w->vma_list;
+}
+
 void walker_print_lists(const struct walker *w, FILE *out)
 {
 	const struct sw_vma_offs *o = &w->vma_offs;
@@ -424,8 +432,14 @@ void walker_print_lists(const struct walker *w, FILE *out)
 	else
 		return;
 	fprintf(out, "vm_pgoff +%u vm_file +%u, file.f_inode +%u, inode i_ino "
-		"+%u i_sb +%u, super_block.s_dev +%u)\n", o->vm_pgoff, o->vm_file,
+		"+%u i_sb +%u, super_block.s_dev +%u", o->vm_pgoff, o->vm_file,
 		o->f_inode, o->i_ino, o->i_sb, o->s_dev);
+	if (!w->vma_list)
+		fprintf(out, ")\n");
+	else if (o->mm_vdso)
+		fprintf(out, "; the vDSO by mm_struct.context.vdso +%u)\n", o->mm_vdso);
+	else
+		fprintf(out, "; the vDSO left out: mm_struct.context.vdso not found)\n");
 }
 
 /* SW_GS_LEGACY runs no calibration: its walk adds every caller itself */
