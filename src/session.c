@@ -968,7 +968,7 @@ static void evict(struct session *s)
 		scan = t.n;
 		qsort(t.v, t.n, sizeof(*t.v), cmp_u32);
 	} else if (walker_events_fd(s->w) >= 0) {
-		walker_events_poll(s->w);
+		walker_events_poll(s->w, false);
 	}
 	procs_evict(s->procs, still_needed, &t);
 out:

@@ -318,12 +318,13 @@ static int run(struct tool *t)
 		e = session_go(s);
 		if (e)
 			return e;
-		while (session_wait(s, -1, fd) == WAKE_FD && !s->out_err)
-			walker_events_poll(s->w);
+		while (!s->out_err &&
+		       session_wait(s, walker_events_due_ms(s->w), fd) != WAKE_END)
+			walker_events_poll(s->w, false);
 		/* what is still in the buffers happened before the end */
 		session_sync(s);
 		if (!s->out_err)
-			walker_events_poll(s->w);
+			walker_events_poll(s->w, true);
 	}
 	return session_end(s, session_stop(s));
 }

@@ -173,14 +173,17 @@ __u64 walker_cut(const struct walker *w);
 /* trace_pipe delivery (4.1-4.3): lines the trace buffer overwrote unread. */
 __u64 walker_trace_lost(const struct walker *w);
 /*
- * stacksnoop: deliver events to fn, in time order within each batch; the
- * buffer holds pages pages a CPU (perf), or trace_pipe is read (printk).
- * walker_events_fd is for poll(); walker_events_poll delivers what is in.
+ * stacksnoop: deliver events to fn, in time order; the buffer holds pages
+ * pages a CPU (perf), or trace_pipe is read (printk).  walker_events_fd
+ * is for poll(); walker_events_poll delivers what is in, but for the
+ * newest events, which it holds back until walker_events_due_ms (on
+ * session_now_ms's clock; -1: none held), or it is told all.
  */
 int walker_events_open(struct walker *w, size_t pages, sw_event_fn fn,
 			void *ctx);
 int walker_events_fd(const struct walker *w);
-int walker_events_poll(struct walker *w);
+int walker_events_poll(struct walker *w, bool all);
+long long walker_events_due_ms(const struct walker *w);
 const char *walker_source(const struct walker *w);
 /* Detach without waiting for the kernel (see walker.c); then free. */
 void walker_detach_async(struct walker *w);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <bpf/libbpf.h>
 #include "walker_int.h"
 #include "procs.h"
@@ -170,14 +171,38 @@ int walker_events_fd(const struct walker *w)
 	return w->pb ? perf_buffer__epoll_fd(w->pb) : -1;
 }
 
-/* Everything now in the buffers, sorted by time: CPUs' buffers interleave. */
-int walker_events_poll(struct walker *w)
+/*
+ * How long a perf event is held back (ns): one CPU's event may reach its
+ * buffer after the reader passed that buffer, while a later event of
+ * another CPU's was read (a thread that moved between them), so an event
+ * goes only once every CPU's buffer has been read since it happened, and
+ * this long more for the time between its stamp and its write (a whole
+ * program's run, longer where a virtual CPU is not running).
+ */
+#define EVENTS_HOLD_NS	100000000ULL
+
+static __u64 monotonic_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (__u64)t.tv_sec * 1000000000ULL + (__u64)t.tv_nsec;
+}
+
+/*
+ * What the buffers hold now and what was held back, sorted by time, up
+ * to the time that every CPU's buffer was read since (all: everything).
+ * trace_pipe's lines come merged in time order already.
+ */
+int walker_events_poll(struct walker *w, bool all)
 {
 	struct batch *b = &w->batch;
+	__u64 now = monotonic_ns(), upto;
+	size_t i;
 	int err;
 
+	upto = all || w->tp ? ~0ULL : now > EVENTS_HOLD_NS ? now - EVENTS_HOLD_NS : 0;
 	b->w = w;
-	b->n = 0;
 	b->err = 0;
 	if (w->tp)
 		err = tracepipe_read(w->tp, on_trace_event, w);
@@ -186,7 +211,7 @@ int walker_events_poll(struct walker *w)
 	if (!err)
 		err = b->err;
 	qsort(b->v, b->n, sizeof(*b->v), by_time);
-	for (size_t i = 0; i < b->n; i++) {
+	for (i = 0; i < b->n && b->v[i].ts <= upto; i++) {
 		struct sw_event *ev = &b->v[i];
 
 		/* the batch moved as it grew: frames point into their own event */
@@ -195,7 +220,20 @@ int walker_events_poll(struct walker *w)
 		w->on_event(ev, w->on_event_ctx);
 		free((void *)b->v[i].explain);
 	}
+	memmove(b->v, b->v + i, (b->n - i) * sizeof(*b->v));
+	b->n -= i;
 	return err;
+}
+
+long long walker_events_due_ms(const struct walker *w)
+{
+	const struct batch *b = &w->batch;
+	__u64 first = ~0ULL;
+
+	for (size_t i = 0; i < b->n; i++)
+		if (b->v[i].ts < first)
+			first = b->v[i].ts;
+	return b->n ? (long long)((first + EVENTS_HOLD_NS) / 1000000) + 1 : -1;
 }
 
 __u64 walker_trace_lost(const struct walker *w)
