@@ -529,6 +529,21 @@ Detaching...
 EOF
 }
 
+# A syscall made inside the vDSO (its clock_gettime has no CPU-time clock):
+# the first frame is vDSO code, stepped by the vDSO's own CFI, which a
+# -- COMMAND's list takes from the kernel's vDSO (4.18-5.16: the list BPF
+# built, cfi_lists_kept), then every caller, 2 by via_a, 3 by via_b.  Not
+# main's: glibc's start-up reads the clock itself where getrandom() finds
+# the kernel's entropy not ready yet (a fresh virtual machine's).
+cfi_vdso() {
+	sc /tmp/vd.out -f -U --walker cfi t:syscalls:sys_enter_clock_gettime -- ./vdsopaths || return 1
+	grep ';main;' /tmp/vd.out | sort > /tmp/vd.s
+	expect /tmp/vd.s <<EOF
+vdsopaths;_start;__libc_start_main;__libc_start_call_main;main;via_a;__clock_gettime;clock_gettime 2
+vdsopaths;_start;__libc_start_main;__libc_start_call_main;main;via_b;__clock_gettime;clock_gettime 3
+EOF
+}
+
 # stacksnoop, cfi: each event's whole stack (4.9-4.17: the key as counted,
 # sent by the walk's last program)
 cfi_snoop() {
@@ -1412,6 +1427,7 @@ if ge 4 9; then
 	ge 4 18 && t "cfi: the tool stopped while COMMAND runs: each frame's table found by BPF alone, every caller" cfi_stopped
 	ge 4 18 && ! ge 5 17 &&
 		t "cfi, -- COMMAND: the process's list as BPF built it, the vDSO's table in it, never replaced by the frontend's" cfi_lists_kept
+	ge 4 14 && t "cfi: a syscall from inside the vDSO, every caller from the vDSO's own CFI" cfi_vdso
 	t "cfi, -- COMMAND: never traced by the tool where BPF finds its mappings, nor what it starts" cfi_traced
 	ge 5 17 || t "cfi, dynamic, STACKWALK_NO_VMA_LISTS=1: COMMAND held while its loader runs, the same callers" cfi_held
 	t "cfi, a uprobe wildcard: through multi-probe links where the kernel has them, every stack exact" cfi_links

@@ -32,7 +32,7 @@ if [ -n "${VM_ONLY:-}" ]; then
 fi
 
 img=$B/vm/tests.cpio.gz
-tests/vm/mkinitramfs.sh "$img" $B/stackcount $B/stacksnoop $S/paths $S/usdt $S/sysc $S/phases $S/cfipaths $S/mapupd $S/semleaf $S/deep $S/cfipaths_o2 $B/tests/workloads/ia32 \
+tests/vm/mkinitramfs.sh "$img" $B/stackcount $B/stacksnoop $S/paths $S/usdt $S/sysc $S/phases $S/cfipaths $S/mapupd $S/semleaf $S/deep $S/cfipaths_o2 $S/vdsopaths $B/tests/workloads/ia32 \
 	cfipaths_dyn=$B/tests/workloads/cfipaths \
 	cfipaths_o2_dyn=$B/tests/workloads/cfipaths_o2 \
 	/lib/x86_64-linux-gnu/libc.so.6="$(realpath /lib/x86_64-linux-gnu/libc.so.6)" \

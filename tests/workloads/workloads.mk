@@ -61,7 +61,7 @@ STATIC_WORKLOADS := $(WL_DIR)/static/paths $(WL_DIR)/static/usdt $(WL_DIR)/stati
                     $(WL_DIR)/static/sysc $(WL_DIR)/static/phases \
                     $(WL_DIR)/static/cfipaths $(WL_DIR)/static/mapupd \
                     $(WL_DIR)/static/semleaf $(WL_DIR)/static/deep \
-                    $(WL_DIR)/static/cfipaths_o2
+                    $(WL_DIR)/static/cfipaths_o2 $(WL_DIR)/static/vdsopaths
 
 $(WL_DIR)/static/usdt: tests/workloads/usdt.c tests/workloads/usdt_sem.c | $(BUILD)/.test-deps
 	@mkdir -p $(@D)
