@@ -955,7 +955,7 @@ static bool still_needed(void *ctx, uint32_t pid)
 /*
  * Forget the processes that exited and whose frames will never be asked
  * for: stackcount's no counted stack is of; stacksnoop's have had their
- * events printed (they came before the exit).
+ * events printed (they came before the exit), but for those held back.
  */
 static void evict(struct session *s)
 {
@@ -969,6 +969,10 @@ static void evict(struct session *s)
 		qsort(t.v, t.n, sizeof(*t.v), cmp_u32);
 	} else if (walker_events_fd(s->w) >= 0) {
 		walker_events_poll(s->w, false);
+		walker_held_tgids(s->w, add_tgid, &t);
+		if (t.err)
+			goto out;
+		qsort(t.v, t.n, sizeof(*t.v), cmp_u32);
 	}
 	procs_evict(s->procs, still_needed, &t);
 out:

@@ -184,6 +184,9 @@ int walker_events_open(struct walker *w, size_t pages, sw_event_fn fn,
 int walker_events_fd(const struct walker *w);
 int walker_events_poll(struct walker *w, bool all);
 long long walker_events_due_ms(const struct walker *w);
+/* The process of each event held back, to fn (a process more than once). */
+void walker_held_tgids(const struct walker *w, void (*fn)(void *ctx, __u32 tgid),
+		       void *ctx);
 const char *walker_source(const struct walker *w);
 /* Detach without waiting for the kernel (see walker.c); then free. */
 void walker_detach_async(struct walker *w);

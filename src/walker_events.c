@@ -225,6 +225,13 @@ int walker_events_poll(struct walker *w, bool all)
 	return err;
 }
 
+void walker_held_tgids(const struct walker *w, void (*fn)(void *ctx, __u32 tgid),
+		       void *ctx)
+{
+	for (size_t i = 0; i < w->batch.n; i++)
+		fn(ctx, w->batch.v[i].stack.tgid);
+}
+
 long long walker_events_due_ms(const struct walker *w)
 {
 	const struct batch *b = &w->batch;

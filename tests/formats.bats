@@ -124,28 +124,38 @@ EOF
 }
 
 @test "stacksnoop --json | jq: each event arrives while tracing goes on" {
-	local t=$BATS_TEST_TMPDIR
+	local t=$BATS_TEST_TMPDIR b
 	start_phases
-	mkfifo "$t/sn.pipe"
+	# a second process of the same program, whose calls the test counts
+	mkfifo "$t/b.in" "$t/sn.pipe"
+	"$W/phases" < "$t/b.in" > "$t/b.out" &
+	b=$!
+	exec 8> "$t/b.in"
 	jq -c --unbuffered '[.pid, [.frames[].name]]' < "$t/sn.pipe" > "$t/sn.out" &
 	JQ_PID=$!
-	"$SN" --json -p "$PHASES_PID" "$W/phases:work" > "$t/sn.pipe" 2> "$t/sn.err" &
+	"$SN" --json "$W/phases:work" > "$t/sn.pipe" 2> "$t/sn.err" &
 	SN_PID=$!
-	# no header: attached once a call shows; each one then shows at once
+	# no header: attached once a call of the first shows
 	for ((i = 0; i < 100; i++)); do
 		phase 1
 		[ -s "$t/sn.out" ] && break
 		sleep 0.1
 	done
-	n=$(wc -l < "$t/sn.out")
-	phase 2
-	wait_for "" "$t/sn.out" $((n + 2))
-	[ "$(tail -n1 "$t/sn.out")" = "[$PHASES_PID,[\"work\",\"via_a\",\"main\",\"[unknown]\",\"__libc_start_main\",\"_start\"]]" ]
+	# the second's two calls, each shown while tracing goes on
+	echo 2 >&8
+	wait_for '^done 2' "$t/b.out"
+	wait_for "^\[$b," "$t/sn.out" 2
 	kill -INT "$SN_PID"
 	wait "$SN_PID"
 	wait "$JQ_PID"
+	exec 8>&-
+	wait "$b"
 	stop_phases
-	[ "$(wc -l < "$t/sn.out")" -eq $((n + 2)) ]
+	# those two, and no more
+	diff -u - <(grep "^\[$b," "$t/sn.out") <<EOF
+[$b,["work","via_a","main","[unknown]","__libc_start_main","_start"]]
+[$b,["work","via_a","main","[unknown]","__libc_start_main","_start"]]
+EOF
 }
 
 @test "--json: the losses the text output reports, by cause" {
