@@ -1,12 +1,12 @@
 #!/bin/bash
-# Recipe: a Linux 4.4.178, 4.5.7, 4.6.2, 4.7.4 or 4.8.15 x86_64 test kernel for testing stackcount and
+# Recipe: a Linux 4.3.0, 4.4.178, 4.5.7, 4.6.2, 4.7.4 or 4.8.15 x86_64 test kernel for testing stackcount and
 # stacksnoop (boots under qemu TCG; everything built in, no modules): the kernels of
 # the cfi walker's stand-in era that ../shared/kernels lacks, built as its recipes
 # build theirs.  Boot them with VM_MORE_KERNELS="OUT ..." make vmtest (the README's
 # Kernels section); OUT's name names the kernel in the results.
 #
 # Usage: build.sh VER SRC OUT
-#   VER  4.4.178, 4.5.7, 4.6.2, 4.7.4 or 4.8.15
+#   VER  4.3.0, 4.4.178, 4.5.7, 4.6.2, 4.7.4 or 4.8.15
 #   SRC  kernel source (required): either a git dir holding vanilla VER at commit
 #        $REV (it is only read, via `git archive`, into $WORKDIR/linux-VER) or an
 #        unpacked tree (tweaks below are then applied to it in place; they are
@@ -22,7 +22,10 @@
 #        whose commit 931861d2 is the release's tree with an audio codec's driver,
 #        firmware and board configs added (sound/, firmware/, arch/x86/configs/:
 #        none of it built here); and of github calebwilliamsd/linux-4.7.4-casio,
-#        whose one commit 01851de9 "CASIO" holds 4.7.4 (EXTRAVERSION -casio-testing).
+#        whose one commit 01851de9 "CASIO" holds 4.7.4 (EXTRAVERSION -casio-testing);
+#        and of github YoungjaeLee/linux-4.3-cxlbdev, whose commit dc98e805 "Initial
+#        commit" holds 4.3 (EXTRAVERSION -cxlbdev-rc; its later commits, a block
+#        driver for a POWER accelerator, are NOT used).
 #   OUT  where bzImage, System.map, config (and vmlinux) go (required).
 # Env: REV (commit to export from a git SRC, default: the one named above),
 #      WORKDIR (scratch: exported tree + O= build dir, default ${TMPDIR:-/tmp}/stackwalk-ksrc),
@@ -34,7 +37,7 @@ for t in make "${KCC:-gcc}" bc git patch python3; do
   command -v "$t" >/dev/null || { echo "missing tool: $t" >&2; exit 1; }
 done
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-[ $# -ge 3 ] || { echo "usage: $0 VER SRC OUT  (VER: 4.4.178, 4.5.7, 4.6.2, 4.7.4 or 4.8.15; SRC: git dir or unpacked tree; OUT: output dir)" >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: $0 VER SRC OUT  (VER: 4.3.0, 4.4.178, 4.5.7, 4.6.2, 4.7.4 or 4.8.15; SRC: git dir or unpacked tree; OUT: output dir)" >&2; exit 2; }
 VER=$1
 SRC=$2
 OUT=$3
@@ -44,7 +47,8 @@ case $VER in
 4.8.15) rev=4fdc4ec5104cb007aaee57898ccac1f5169a290b ;;
 4.5.7) rev=931861d2b5483ccb6435fbba20fcfad2e489d48c ;;
 4.7.4) rev=01851de9bbf82552133ba1f39b71a06a1d6b7a23 ;;
-*) echo "$0: no recipe for $VER: 4.4.178, 4.5.7, 4.6.2, 4.7.4 or 4.8.15" >&2; exit 2 ;;
+4.3.0) rev=dc98e805a1fa66fd97bf326188708f2918ff60bc ;;
+*) echo "$0: no recipe for $VER: 4.3.0, 4.4.178, 4.5.7, 4.6.2, 4.7.4 or 4.8.15" >&2; exit 2 ;;
 esac
 WORKDIR=${WORKDIR:-${TMPDIR:-/tmp}/stackwalk-ksrc}
 JOBS=${JOBS:-$(nproc)}
@@ -170,7 +174,7 @@ PATCH
 fi
 
 # Tweak 4 (Makefile): backport of upstream 8ae94224c9d7 "kbuild: add -fno-PIE" where
-# the tree lacks it (4.5.7, 4.7.4): gcc-12 builds position-independent code by default,
+# the tree lacks it (4.3.0, 4.5.7, 4.7.4): gcc-12 builds position-independent code by default,
 # which the kernel's code model refuses ("code model kernel does not support PIC mode").
 if ! grep -qi 'fno-pie' "$TREE/Makefile"; then
   sed -i -e 's/^\(\t\t   -std=gnu89\)$/\1 $(call cc-option,-fno-PIE)/' \
