@@ -543,6 +543,39 @@ int cfi41_emit_v44(struct pt_regs *ctx)
 }
 
 /*
+ * stacksnoop on 4.3 (no perf output), slot 0 in place of the counting
+ * program: a uprobe's event printed to trace_pipe, a line a frame, as a
+ * kprobe's user side is (cfi41_kp)
+ */
+SEC("kprobe")
+int cfi41_print_v43(struct pt_regs *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	struct sw_cfi41_key *u = bpf_map_lookup_elem(&cfi41_deep, &cpu);
+	struct sw_config *cfg = bpf_map_lookup_elem(&config, &zero);
+	struct sw_key_hdr h = {};
+	volatile __u64 fmt[2];
+	__u32 magic;
+	__u64 v;
+
+	if (!u || !cfg)
+		return 0;
+	magic = cfg->magic;
+	h.kstop = u->h.kstop;
+	h.ustop = u->h.ustop;
+	fp_fmt(fmt, 'u');
+#pragma unroll
+	for (int i = 0; i < SW_FP_UDEPTH; i++) {
+		v = u->uip[i];
+		if (!v)
+			break;
+		bpf_trace_printk((const char *)fmt, SW_FMT_FRAME_LEN, magic, i, v);
+	}
+	fp_printk_end(&h, fmt, magic);
+	return 0;
+}
+
+/*
  * The CPU's cfi41_deep key, h and no frames yet: written in place (too
  * large for link 0's stack)
  */
@@ -731,9 +764,9 @@ static __always_inline int cfi41_uprobe(struct pt_regs *ctx, const int entry,
 
 SEC("kprobe") int cfi41_uprobe_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 0, 1); }
 SEC("kprobe") int cfi41_uprobe_entry_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 1, 1); }
-/* stacksnoop (4.4+): sent by slot 0's program, cfi41_emit_v44 */
-SEC("kprobe") int cfi41_uprobe_e_v44(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 0, 0); }
-SEC("kprobe") int cfi41_uprobe_entry_e_v44(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 1, 0); }
+/* stacksnoop: sent (4.4+) or printed (4.3) by slot 0's program */
+SEC("kprobe") int cfi41_uprobe_e_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 0, 0); }
+SEC("kprobe") int cfi41_uprobe_entry_e_v43(struct pt_regs *ctx) { return cfi41_uprobe(ctx, 1, 0); }
 
 /*
  * The event's kernel frames into key, by the fp walker's kernel walk

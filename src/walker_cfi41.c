@@ -65,16 +65,14 @@ static bool cfi41_refuse(const struct sw_features *f, const struct walker_need *
 		return walkers_refused(&walker_cfi41, "it finds each event's process "
 				       "from the task at the kernel stack's base, "
 				       "not found here", msg, len);
-	/* its events carry each frame's tag, the rules shown beside them */
-	if (n->explain && (n->kernel_event || !walker_cfi41_chained(f) ||
-			   !f->helper_output))
+	/*
+	 * its events carry each frame's tag, the rules shown beside them
+	 * (4.3: through trace_pipe)
+	 */
+	if (n->explain && (n->kernel_event || !walker_cfi41_chained(f)))
 		return walkers_refused(&walker_cfi41, "before 4.9 it shows the "
 				       "unwind rules of uprobes' events only "
-				       "(4.4+)", msg, len);
-	/* 4.1-4.3: a kprobe's stacks printed to trace_pipe, no uprobe's */
-	if (!n->kernel_event && n->events && !f->helper_output)
-		return walkers_refused(&walker_cfi41, "before 4.9 it prints the "
-				       "stacks of kprobes only", msg, len);
+				       "(4.3+)", msg, len);
 	return false;
 }
 
@@ -134,6 +132,12 @@ static bool cfi41_hands(const struct walker *w)
 	return w->o.sink != SINK_COUNT || w->o.kstack;
 }
 
+/* stacksnoop: events sent (4.4+) or printed to trace_pipe (4.3) */
+static bool cfi41_events(const struct walker *w)
+{
+	return w->o.sink == SINK_EMIT || w->o.sink == SINK_PRINTK;
+}
+
 static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
 				      bool uentry)
 {
@@ -147,10 +151,10 @@ static struct bpf_program *cfi41_prog(const struct walker *w, enum sw_role role,
 	 * them, and sends its events (4.4+) through slot 0's program
 	 */
 	if (role == SW_ROLE_UENTRY)
-		return w->o.sink == SINK_EMIT ? s->progs.cfi41_uprobe_entry_e_v44 :
+		return cfi41_events(w) ? s->progs.cfi41_uprobe_entry_e_v43 :
 		       w->o.sink == SINK_COUNT ? s->progs.cfi41_uprobe_entry_v43 : NULL;
 	if (role != SW_ROLE_KPROBE)
-		return w->o.sink == SINK_EMIT ? s->progs.cfi41_uprobe_e_v44 :
+		return cfi41_events(w) ? s->progs.cfi41_uprobe_e_v43 :
 		       w->o.sink == SINK_COUNT ? s->progs.cfi41_uprobe_v43 : NULL;
 	if (w->o.sink == SINK_EXPLAIN)
 		return NULL;
@@ -230,7 +234,7 @@ static void cfi41_choose(struct walker *w)
 	}, *chained[] = {
 		s->progs.cfi41_kprobe_c_v42, s->progs.cfi41_kprobe_ch_v42,
 		s->progs.cfi41_uprobe_v43, s->progs.cfi41_uprobe_entry_v43,
-		s->progs.cfi41_uprobe_e_v44, s->progs.cfi41_uprobe_entry_e_v44,
+		s->progs.cfi41_uprobe_e_v43, s->progs.cfi41_uprobe_entry_e_v43,
 	};
 	struct bpf_program *lasts[] = {
 		s->progs.cfi41_kprobe_k, s->progs.cfi41_kprobe_k_v42,
@@ -257,6 +261,7 @@ static void cfi41_choose(struct walker *w)
 	walker_want(w, s->progs.cfi41_count_v42, chain && !w->o.kstack &&
 		    w->o.sink == SINK_COUNT);
 	walker_want(w, s->progs.cfi41_emit_v44, chain && w->o.sink == SINK_EMIT);
+	walker_want(w, s->progs.cfi41_print_v43, chain && w->o.sink == SINK_PRINTK);
 }
 
 /* 4.2+: each link of the walk in its slot, the counting (or sending) one in 0 */
@@ -267,7 +272,8 @@ static int cfi41_loaded(struct walker *w)
 	int fd;
 
 	slots[0] = w->o.sink == SINK_EMIT ? s->progs.cfi41_emit_v44 :
-					    s->progs.cfi41_count_v42;
+		   w->o.sink == SINK_PRINTK ? s->progs.cfi41_print_v43 :
+					      s->progs.cfi41_count_v42;
 	cfi41_link_progs(s, slots + 1);
 	for (__u32 i = 0; i < CFI41_SLOTS; i++) {
 		fd = bpf_program__fd(slots[i]);

@@ -91,11 +91,6 @@ int walkers_explain(const struct sw_features *f, enum sw_walker asked,
 			 "drop --walker %s", walkers_name(asked));
 		return 2;
 	}
-	if (!f->helper_output || !f->map_perf_array) {
-		snprintf(msg, len, "--explain needs bpf_perf_event_output (4.4+), "
-			 "which this kernel lacks");
-		return 1;
-	}
 	/* user frames: the unwind rule of each, where cfi runs */
 	rules = asked != SW_WALKER_FP && !kprobe && cfi &&
 		!cfi->refuse(f, &user, msg, len);
@@ -103,6 +98,12 @@ int walkers_explain(const struct sw_features *f, enum sw_walker asked,
 		if (kprobe)
 			snprintf(msg, len, "--walker cfi --explain: a kernel "
 				 "event's stack is the kernel's; drop --walker cfi");
+		return 1;
+	}
+	/* fp's reads come in records of their own; cfi's events also by trace_pipe */
+	if (!rules && (!f->helper_output || !f->map_perf_array)) {
+		snprintf(msg, len, "--explain needs bpf_perf_event_output (4.4+), "
+			 "which this kernel lacks");
 		return 1;
 	}
 	*kind = rules ? SW_WALKER_CFI : SW_WALKER_FP;

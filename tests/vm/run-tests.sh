@@ -559,7 +559,7 @@ cfi_snoop() {
 	} | expect /tmp/cs.ev
 }
 
-# 4.4-4.8: an event's record holds the fp key's 26 user frames, so a
+# 4.3-4.8: an event's record holds the fp key's 26 user frames, so a
 # uprobe's chain ends there: a stack of 26 whole, one deeper cut and said
 cfi_snoop_deep() {
 	for n in 20 21; do
@@ -1326,7 +1326,7 @@ explain_orc_refused() {
 		expect /tmp/xr.out
 }
 
-explain_refused() {	# before 4.4
+explain_refused() {	# before 4.4: fp's reads need perf output
 	$SN --explain $GETPPID > /tmp/xr.out 2>&1 && return 1
 	echo "stacksnoop: --explain needs bpf_perf_event_output (4.4+), which this kernel lacks" |
 		expect /tmp/xr.out
@@ -1488,16 +1488,17 @@ t "stacksnoop: a kernel function's events, one stack each" snoop_kprobe
 ge 4 2 || t "stacksnoop, 4.1: -d -p, only the process named, user frames exact" snoop_p_41
 if ! ge 4 9; then
 	t "stacksnoop, 4.1-4.8, cfi: -d, kernel frames, then every user caller to _start; -v tags each frame" cfi_snoop_41
-	ge 4 4 && t "stacksnoop, 4.4-4.8, cfi: a uprobe's events, each stack whole to _start" cfi_snoop
-	ge 4 4 && t "stacksnoop --explain, 4.4-4.8, cfi: each user frame's unwind rule" cfi_explain
-	ge 4 4 && t "stacksnoop, 4.4-4.8, cfi: an event's 26 user frames whole, one deeper cut, marked and said" cfi_snoop_deep
+	# 4.3: through trace_pipe
+	ge 4 3 && t "stacksnoop, 4.3-4.8, cfi: a uprobe's events, each stack whole to _start" cfi_snoop
+	ge 4 3 && t "stacksnoop --explain, 4.3-4.8, cfi: each user frame's unwind rule" cfi_explain
+	ge 4 3 && t "stacksnoop, 4.3-4.8, cfi: an event's 26 user frames whole, one deeper cut, marked and said" cfi_snoop_deep
 fi
 if [ $CLOUD = yes ]; then
 	t "stacksnoop --explain: refused without kernel frame pointers" explain_orc_refused
 elif ge 4 4; then
 	t "stacksnoop --explain: the kernel chain, the caller from %rsp" snoop_explain_kernel
 else
-	t "stacksnoop --explain: refused before 4.4, in one line" explain_refused
+	t "stacksnoop --explain of a kernel function: refused before 4.4, in one line" explain_refused
 fi
 
 # Debian's kernels run 32-bit programs (IA32 emulation); ours do not
