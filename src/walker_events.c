@@ -145,11 +145,69 @@ static void on_trace_event(const struct tp_event *t, void *ctx)
 	w->batch.n++;
 }
 
-static int by_time(const void *a, const void *b)
-{
-	const struct sw_event *x = a, *y = b;
+/* An event's place: its CPU, then where it came (its buffer's order). */
+struct place {
+	__u32 cpu;
+	size_t at;
+};
 
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
+static int by_cpu(const void *a, const void *b)
+{
+	const struct place *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/*
+ * The batch in time order, each CPU's events kept in the order its buffer
+ * gave them: the CPUs' runs merged by their first events' times.  Sorting
+ * by time alone trusted a clock that 4.7.4's bpf_ktime_get_ns() showed
+ * going back on one CPU (its events printed out of order).  -ENOMEM: as
+ * they came.
+ */
+static int order(struct batch *b)
+{
+	size_t n = b->n, runs = 0, *head = NULL, *end = NULL;
+	struct sw_event *out = NULL;
+	struct place *p = NULL;
+	int err = -ENOMEM;
+
+	if (n < 2)
+		return 0;
+	p = malloc(n * sizeof(*p));
+	head = malloc(n * sizeof(*head));
+	end = malloc(n * sizeof(*end));
+	out = malloc(n * sizeof(*out));
+	if (!p || !head || !end || !out)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		p[i] = (struct place){ b->v[i].cpu, i };
+	qsort(p, n, sizeof(*p), by_cpu);
+	for (size_t i = 0; i < n; i++) {
+		if (!i || p[i].cpu != p[i - 1].cpu)
+			head[runs++] = i;
+		end[runs - 1] = i + 1;
+	}
+	for (size_t k = 0; k < n; k++) {
+		size_t best = runs;
+
+		for (size_t r = 0; r < runs; r++)
+			if (head[r] < end[r] &&
+			    (best == runs ||
+			     b->v[p[head[r]].at].ts < b->v[p[head[best]].at].ts))
+				best = r;
+		out[k] = b->v[p[head[best]++].at];
+	}
+	memcpy(b->v, out, n * sizeof(*out));
+	err = 0;
+out:
+	free(p);
+	free(head);
+	free(end);
+	free(out);
+	return err;
 }
 
 int walker_events_open(struct walker *w, size_t pages, sw_event_fn fn,
@@ -210,7 +268,8 @@ int walker_events_poll(struct walker *w, bool all)
 		err = perf_buffer__consume(w->pb);
 	if (!err)
 		err = b->err;
-	qsort(b->v, b->n, sizeof(*b->v), by_time);
+	if (!err)
+		err = order(b);
 	for (i = 0; i < b->n && b->v[i].ts <= upto; i++) {
 		struct sw_event *ev = &b->v[i];
 
