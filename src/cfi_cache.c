@@ -472,14 +472,20 @@ static int uid_of(uint32_t pid, uint32_t *uid)
 	return err;
 }
 
-/* Whether mem is the kernel's x86_64 vDSO: the one this process has. */
-static bool kernel_vdso(struct cfi_cache *c, const uint8_t *mem, size_t len)
+/* The kernel's x86_64 vDSO, as this process has it: NULL if unread. */
+static const uint8_t *own_vdso(struct cfi_cache *c)
 {
 	if (!c->own_vdso_read) {
 		c->own_vdso_read = true;
 		procs_own_vdso(&c->own_vdso, &c->own_vdso_len);
 	}
-	return c->own_vdso && len == c->own_vdso_len &&
+	return c->own_vdso;
+}
+
+/* Whether mem is the kernel's x86_64 vDSO. */
+static bool kernel_vdso(struct cfi_cache *c, const uint8_t *mem, size_t len)
+{
+	return own_vdso(c) && len == c->own_vdso_len &&
 	       !memcmp(mem, c->own_vdso, len);
 }
 
@@ -682,12 +688,8 @@ int cfi_cache_vdso(struct cfi_cache *c)
 	struct proc_map m = { .path = "[vdso]", .exec = true };
 	int i;
 
-	if (!c->own_vdso_read) {
-		c->own_vdso_read = true;
-		procs_own_vdso(&c->own_vdso, &c->own_vdso_len);
-	}
 	m.start = getauxval(AT_SYSINFO_EHDR);
-	if (!c->own_vdso || !m.start)
+	if (!own_vdso(c) || !m.start)
 		return -ENOENT;
 	m.end = m.start + c->own_vdso_len;
 	i = vdso_bin(c, (uint32_t)getpid(), &m);

@@ -200,7 +200,11 @@ static int order(struct batch *b)
 				best = r;
 		out[k] = b->v[p[head[best]++].at];
 	}
-	memcpy(b->v, out, n * sizeof(*out));
+	/* out is the batch now, as large as it holds */
+	free(b->v);
+	b->v = out;
+	b->cap = n;
+	out = NULL;
 	err = 0;
 out:
 	free(p);
