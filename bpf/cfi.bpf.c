@@ -204,6 +204,9 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		__u64 caller = 0;
 		long kid = -SW_EFAULT;
 
+		/* no walk of an earlier event is left for this one's second probe */
+		st->carry_id = 0;
+
 		/* on the stack first: 4.9's helpers write nowhere else */
 		sw_key_hdr(&h, cfg, id, SW_BRANCHY);
 		h.kstop = SW_STOP_NONE;
@@ -285,6 +288,11 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		/* no list yet (legacy): every step a frame-pointer one, said */
 		st->no_table = mode == SW_GS_LEGACY && !proc;
 		st->busy = 0;
+		if (mode == SW_GS_LEGACY) {
+			st->carry = kentry && (cfg->flags & SW_CFG_CFL_CARRY);
+			st->cap = st->carry ? SW_CFL_FRAMES : 0;
+			st->carry_sp = sp;
+		}
 		bpf_tail_call(ctx, tails, mode);
 		sw_lost(SW_LOST_TAILCALL);
 		return 0;
@@ -340,7 +348,8 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
 	ubuf = gs_cfi_ubuf(scr, mode, st->nk);
 #pragma unroll
 	for (int k = 0; k < steps; k++) {
-		if (st->n >= (mode == SW_GS_LEGACY ? GS_CFL_MAX(steps) : SW_MAX_FRAMES)) {
+		if (st->n >= (mode != SW_GS_LEGACY ? SW_MAX_FRAMES :
+			      st->cap ? st->cap : GS_CFL_MAX(steps))) {
 			why = SW_STOP_DEPTH;
 			break;
 		}
@@ -355,6 +364,12 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
 	}
 	if (!why) {
 		bpf_tail_call(ctx, tails, mode);
+		/* out of tail calls: the kprobe's second program carries on */
+		if (mode == SW_GS_LEGACY && st->carry) {
+			st->carry = 0;
+			st->carry_id = bpf_get_current_pid_tgid();
+			return 0;
+		}
 		why = SW_STOP_DEPTH;
 	}
 	if (why == SW_STOP_CUT)
@@ -529,6 +544,29 @@ SEC("kprobe") int gs_cfi_walk_kp_cfl1(struct pt_regs *ctx)
 SEC("tracepoint") int gs_cfi_walk_tp_cfl1(void *ctx)
 {
 	return gs_cfi_walk(ctx, SW_GS_LEGACY, &cfi_tails_tp, GS_CFL_STEPS_49);
+}
+
+/*
+ * 4.9-4.13 (SW_CFG_CFL_CARRY): a kprobe target's second probe, made
+ * before the target's so that it runs after it (a function's probes run
+ * newest first, with preemption off: no other event's walk comes
+ * between), carries on the walk that the first chain's 32 tail calls did
+ * not finish, in a chain of its own.  The walk that stopped to wait for it
+ * must be this event's: the same thread and kernel %rsp.
+ */
+SEC("kprobe") int gs_cfl_carry_kp(struct pt_regs *ctx)
+{
+	struct cfi_state *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&cfi_state, &zero);
+	if (!st || !st->carry_id || st->carry_id != bpf_get_current_pid_tgid() ||
+	    st->carry_sp != PT_REGS_SP(ctx))
+		return 0;
+	st->carry_id = 0;
+	bpf_tail_call(ctx, &cfi_tails_kp, SW_GS_LEGACY);
+	sw_lost(SW_LOST_TAILCALL);
+	return 0;
 }
 
 SEC("kprobe") int gs_cfl_count_kp(struct pt_regs *ctx)

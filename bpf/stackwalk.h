@@ -61,6 +61,12 @@
  * saved registers hold a stale one
  */
 #define SW_CFG_UBP_CHAIN	(1u << 6)
+/*
+ * cfi without bpf_get_stack, a frame a walk program (4.9-4.13): each
+ * kprobe target has a second probe that carries on a walk its chain's
+ * tail calls did not finish, to the key's SW_CFL_FRAMES
+ */
+#define SW_CFG_CFL_CARRY	(1u << 7)
 
 /*
  * Where bpf_find_vma's callback finds a VMA's range and file, and a file's

@@ -317,6 +317,8 @@ static void base_config(const struct walker *w, struct sw_config *c)
 		c->flags |= SW_CFG_VMA_LIST;
 	if (w->cfl && f->syscall_fastpath && f->unwinder == SW_UNWINDER_FP)
 		c->flags |= SW_CFG_UBP_CHAIN;
+	if (w->cfl_carry)
+		c->flags |= SW_CFG_CFL_CARRY;
 	if (w->vma || w->vma_list)
 		c->vma = w->vma_offs;
 	c->jit_frame_off = f->jit_frame_off;

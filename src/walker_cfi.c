@@ -84,7 +84,9 @@ static const char *cfi_why(const struct sw_features *f, const struct walker_need
 	(void)n;
 	if (cfi_legacy(f) && f->version < CFI_V414)
 		return "stack ids and tail calls (4.9+): user frames from unwind "
-		       "tables, the first " CFI_STR(SW_CFL_FRAMES_EARLY) " of each stack";
+		       "tables, the first " CFI_STR(SW_CFL_FRAMES) " of a kprobe's "
+		       "stack (a second probe carries its walk on), "
+		       CFI_STR(SW_CFL_FRAMES_EARLY) " of others'";
 	if (cfi_legacy(f))
 		return "stack ids and tail calls (4.9+): user frames from unwind "
 		       "tables, the first " CFI_STR(SW_CFL_FRAMES) " of each stack";
@@ -154,6 +156,7 @@ static int cfi_open(struct walker *w)
 	w->cfi_procs = s->maps.cfi_procs;
 	w->vma = w->f->helper_find_vma;
 	w->cfl = cfi_legacy(w->f);
+	w->cfl_carry = w->cfl && w->f->version < CFI_V414;
 	if (w->vma)
 		memcpy(&w->vma_offs, w->f->vma_off, sizeof(w->f->vma_off));
 	else if (!w->cfl)
@@ -305,6 +308,7 @@ static void cfi_choose(struct walker *w)
 		walker_getstack_choose(w);
 	}
 	walk_progs(w, &kp, &tp);
+	walker_want(w, s->progs.gs_cfl_carry_kp, w->cfl_carry && kp_called);
 	walker_want(w, kp, kp_called);
 	walker_want(w, tp, w->f->prog_tracepoint && tp_called);
 	walker_want_hook(w, s->progs.gs_cfi_fork, !w->cfl);
@@ -468,6 +472,21 @@ static void cfi_key_frames(struct walker *w, const void *key, bool counted,
 		walker_getstack_key_frames(w, key, counted, f);
 }
 
+/*
+ * 4.9-4.13: a kprobe target's second probe, made first so that it runs
+ * after the target's (a function's probes run newest first), carries on
+ * the walk (bpf/cfi.bpf.c, gs_cfl_carry_kp)
+ */
+static int cfi_before_target(struct walker *w, const struct sw_target *tg)
+{
+	const struct cfi_bpf *s = w->skel;
+
+	if (!w->cfl_carry || tg->role != SW_ROLE_KPROBE)
+		return 0;
+	return walker_attach_spec(w, bpf_program__fd(s->progs.gs_cfl_carry_kp),
+				  &tg->spec);
+}
+
 int walker_cfi_fds(const struct walker *w, int *rows, int *procs, int *files)
 {
 	if (!w->cfi_rows)
@@ -491,6 +510,7 @@ const struct walker_desc walker_cfi = {
 	.choose = cfi_choose,
 	.loaded = cfi_loaded,
 	.attach = cfi_attach,
+	.before_target = cfi_before_target,
 	.calib_prog = cfi_calib_prog,
 	.read_begin = walker_getstack_read_begin,
 	.key_frames = cfi_key_frames,

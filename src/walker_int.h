@@ -91,6 +91,11 @@ struct walker {
 	 * user frames in the key (struct sw_cfl_key)
 	 */
 	bool cfl;
+	/*
+	 * ... a frame a walk program (4.9-4.13): a kprobe target's second
+	 * probe carries on the walk past its chain's tail calls
+	 */
+	bool cfl_carry;
 	/* its own fork and exit hooks follow -- COMMAND (sw_fork_tp's job) */
 	bool hooks_follow;
 	/*

@@ -769,31 +769,58 @@ ia32_walkers() {	# a 32-bit task: fp says it leaves it, getstack walks it
 }
 
 # 4.9-4.17: user frames are kept in the key, at most 48 (30 before 4.14,
-# a frame a program; 26 before 4.9, the fp walker's key): a stack of that
-# many whole, one frame more cut, marked and said (deep N: target <-
-# down(N % 3) ... down0 <- main)
+# a frame a program, but for a kprobe's: cfi_deep_kp; 26 before 4.9, the
+# fp walker's key): a stack of that many whole, one frame more cut, marked
+# and said (deep N: target <- down(N % 3) ... down0 <- main)
 cfi_deep() {
 	# 4.3-4.8: the stand-in's counting key (bpf/cfi41.bpf.c)
 	if ge 4 14; then max=48; elif ge 4 9; then max=30; else max=56; fi
-	for n in $((max - 6)) $((max - 5)); do
-		sc /tmp/dp.out -f -U --walker cfi ./deep:target -- ./deep $n || return 1
+	deep_cut ./deep:target $max '' 2
+}
+
+# deep_frames N LEAF: deep N's frames at target (LEAF: one below it), leaf first
+deep_frames() {
+	[ -n "$2" ] && echo "$2"
+	echo target
+	i=$1
+	while [ $i -ge 0 ]; do echo down$((i % 3)); i=$((i - 1)); done
+	printf 'main\n__libc_start_call_main\n__libc_start_main\n_start\n'
+}
+
+# deep_cut PROBE MAX LEAF EVENTS: PROBE's stacks (LEAF: a frame below
+# target's, where it calls getppid() at deep N N) of MAX frames whole,
+# then of one more, cut, marked and said
+deep_cut() {
+	whole=$(($2 - 6))
+	[ -n "$3" ] && whole=$((whole - 1))
+	for n in $whole $((whole + 1)); do
+		sc /tmp/dp.out -f -U --walker cfi $1 -- ./deep $n ${3:+$n} || return 1
 		grep '^deep;' /tmp/dp.out > /tmp/dp.m
-		{
-			echo target
-			i=$n
-			while [ $i -ge 0 ]; do echo down$((i % 3)); i=$((i - 1)); done
-			printf 'main\n__libc_start_call_main\n__libc_start_main\n_start\n'
-		} | head -n $max | sed '1!G;h;$!d' | tr '\n' ';' > /tmp/dp.f
+		deep_frames $n "$3" | head -n $2 | sed '1!G;h;$!d' | tr '\n' ';' > /tmp/dp.f
 		s=$(cat /tmp/dp.f)
-		if [ $n -gt $((max - 6)) ]; then
-			echo "deep;[truncated];${s%;} 2" | expect /tmp/dp.m || return 1
-			echo "2 events had stacks deeper than the cfi walker holds: shown cut, ending in [truncated]" |
+		if [ $n -gt $whole ]; then
+			echo "deep;[truncated];${s%;} $4" | expect /tmp/dp.m || return 1
+			echo "$4 events had stacks deeper than the cfi walker holds: shown cut, ending in [truncated]" |
 				expect /tmp/dp.out.err || return 1
 		else
-			echo "deep;${s%;} 2" | expect /tmp/dp.m || return 1
+			echo "deep;${s%;} $4" | expect /tmp/dp.m || return 1
 			expect /tmp/dp.out.err < /dev/null || return 1
 		fi
 	done
+}
+
+# 4.9-4.17: a kprobe's stack (getppid() called by deep's target) as deep
+# as the key holds, 48 frames: before 4.14, past the 32 tail calls of its
+# chain, the walk carried on by a second probe of the function
+cfi_deep_kp() {
+	deep_cut $GETPPID 48 __getppid 10 || return 1
+	# stacksnoop: each event's 48 frames, sent by the same chains
+	$SN -U --walker cfi $GETPPID -- ./deep 41 41 > /tmp/dk.out 2> /tmp/dk.err ||
+		{ cat /tmp/dk.out /tmp/dk.err; return 1; }
+	snoop_events /tmp/dk.out > /tmp/dk.ev
+	deep_frames 41 __getppid | awk '{ printf "%s: %s\n", NR == 1 ? "ip" : "r" NR - 2, $1 }' > /tmp/dk.f
+	{ echo 'TIME(s)            STACK'; for e in $(seq 10); do echo; cat /tmp/dk.f; done; } |
+		expect /tmp/dk.ev
 }
 
 cfi_refused() {	# before 4.9: one line; auto takes another walker
@@ -1432,6 +1459,7 @@ if ge 4 9; then
 	ge 5 17 || t "cfi, dynamic, STACKWALK_NO_VMA_LISTS=1: COMMAND held while its loader runs, the same callers" cfi_held
 	t "cfi, a uprobe wildcard: through multi-probe links where the kernel has them, every stack exact" cfi_links
 	ge 4 18 || t "cfi, 4.9-4.17: a stack of the key's most frames whole, one more cut, marked and said" cfi_deep
+	ge 4 18 || t "cfi, 4.9-4.17: a kprobe's stack of the key's 48 frames whole (before 4.14 by a second probe), one more cut, marked and said" cfi_deep_kp
 else
 	t "cfi before 4.9: what it cannot walk refused, in one line" cfi_refused
 fi
