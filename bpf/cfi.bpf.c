@@ -288,11 +288,16 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		/* no list yet (legacy): every step a frame-pointer one, said */
 		st->no_table = mode == SW_GS_LEGACY && !proc;
 		st->busy = 0;
-		if (mode == SW_GS_LEGACY) {
-			st->carry = kentry && (cfg->flags & SW_CFG_CFL_CARRY);
-			st->cap = st->carry ? SW_CFL_FRAMES : 0;
-			st->carry_sp = sp;
+		/* a tracepoint's event runs one program (before 4.15) */
+		if (mode == SW_GS_LEGACY && (kentry || user_ctx)) {
+			st->carry = !!(cfg->flags & SW_CFG_CFL_CARRY);
+			st->carry_sp = PT_REGS_SP((struct pt_regs *)ctx);
+			st->carry_ip = PT_REGS_IP((struct pt_regs *)ctx);
+		} else if (mode == SW_GS_LEGACY) {
+			st->carry = 0;
 		}
+		if (mode == SW_GS_LEGACY)
+			st->cap = st->carry ? SW_CFL_FRAMES : 0;
 		bpf_tail_call(ctx, tails, mode);
 		sw_lost(SW_LOST_TAILCALL);
 		return 0;
@@ -364,10 +369,14 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
 	}
 	if (!why) {
 		bpf_tail_call(ctx, tails, mode);
-		/* out of tail calls: the kprobe's second program carries on */
+		/*
+		 * Out of tail calls: the probe's second program carries on,
+		 * and takes back the loss counted here
+		 */
 		if (mode == SW_GS_LEGACY && st->carry) {
 			st->carry = 0;
 			st->carry_id = bpf_get_current_pid_tgid();
+			sw_lost(SW_LOST_CARRY);
 			return 0;
 		}
 		why = SW_STOP_DEPTH;
@@ -547,23 +556,31 @@ SEC("tracepoint") int gs_cfi_walk_tp_cfl1(void *ctx)
 }
 
 /*
- * 4.9-4.13 (SW_CFG_CFL_CARRY): a kprobe target's second probe, made
- * before the target's so that it runs after it (a function's probes run
- * newest first, with preemption off: no other event's walk comes
- * between), carries on the walk that the first chain's 32 tail calls did
- * not finish, in a chain of its own.  The walk that stopped to wait for it
- * must be this event's: the same thread and kernel %rsp.
+ * 4.9-4.13 (SW_CFG_CFL_CARRY): a kprobe or uprobe target's second probe,
+ * made before the target's so that it runs after it (a function's
+ * kprobes, and an address's uprobe consumers, run newest first), carries
+ * on the walk that the first chain's 32 tail calls did not finish, in a
+ * chain of its own.  The walk waiting for it is this event's where it is
+ * this CPU's with the same thread, %rsp and %rip.  A kprobe's programs
+ * run with preemption off; between a uprobe's two its thread may move to
+ * another CPU, and then its walk is lost, counted as SW_LOST_CARRY
+ * (taken back here from the count the first chain made: the counter is
+ * one number, summed over CPUs by the additions).
  */
 SEC("kprobe") int gs_cfl_carry_kp(struct pt_regs *ctx)
 {
 	struct cfi_state *st;
-	__u32 zero = 0;
+	__u32 zero = 0, why = SW_LOST_CARRY;
+	__u64 *n;
 
 	st = bpf_map_lookup_elem(&cfi_state, &zero);
 	if (!st || !st->carry_id || st->carry_id != bpf_get_current_pid_tgid() ||
-	    st->carry_sp != PT_REGS_SP(ctx))
+	    st->carry_sp != PT_REGS_SP(ctx) || st->carry_ip != PT_REGS_IP(ctx))
 		return 0;
 	st->carry_id = 0;
+	n = bpf_map_lookup_elem(&lost, &why);
+	if (n)
+		__sync_fetch_and_add(n, -1);
 	bpf_tail_call(ctx, &cfi_tails_kp, SW_GS_LEGACY);
 	sw_lost(SW_LOST_TAILCALL);
 	return 0;

@@ -63,7 +63,7 @@
 #define SW_CFG_UBP_CHAIN	(1u << 6)
 /*
  * cfi without bpf_get_stack, a frame a walk program (4.9-4.13): each
- * kprobe target has a second probe that carries on a walk its chain's
+ * kprobe and uprobe target has a second probe that carries on a walk its chain's
  * tail calls did not finish, to the key's SW_CFL_FRAMES
  */
 #define SW_CFG_CFL_CARRY	(1u << 7)
@@ -212,6 +212,10 @@ struct sw_config {
 	/* walk state per thread: no room for this thread's */		\
 	X(SW_LOST_WALKS_FULL, "walk_state_map_full",			\
 	  "as threads the walk state map had no room for")		\
+	/* cfi, 4.9-4.13: a uprobe's walk left where no carry ran on */	\
+	X(SW_LOST_CARRY, "walks_not_carried_on",			\
+	  "as walks whose thread moved to another CPU between a "	\
+	  "uprobe's two programs")					\
 	/* the kernel skipped the program (frontend; 4.1's cfi: BPF) */	\
 	X(SW_LOST_SKIPPED, "skipped_by_kernel",				\
 	  "skipped by the kernel, which runs no tracing program inside "	\

@@ -85,8 +85,8 @@ static const char *cfi_why(const struct sw_features *f, const struct walker_need
 	if (cfi_legacy(f) && f->version < CFI_V414)
 		return "stack ids and tail calls (4.9+): user frames from unwind "
 		       "tables, the first " CFI_STR(SW_CFL_FRAMES) " of a kprobe's "
-		       "stack (a second probe carries its walk on), "
-		       CFI_STR(SW_CFL_FRAMES_EARLY) " of others'";
+		       "or uprobe's stack (a second probe carries its walk on), "
+		       CFI_STR(SW_CFL_FRAMES_EARLY) " of a tracepoint's";
 	if (cfi_legacy(f))
 		return "stack ids and tail calls (4.9+): user frames from unwind "
 		       "tables, the first " CFI_STR(SW_CFL_FRAMES) " of each stack";
@@ -473,15 +473,16 @@ static void cfi_key_frames(struct walker *w, const void *key, bool counted,
 }
 
 /*
- * 4.9-4.13: a kprobe target's second probe, made first so that it runs
- * after the target's (a function's probes run newest first), carries on
- * the walk (bpf/cfi.bpf.c, gs_cfl_carry_kp)
+ * 4.9-4.13: a kprobe or uprobe target's second probe, made first so that
+ * it runs after the target's (a function's kprobes, an address's uprobe
+ * consumers, run newest first), carries on the walk (bpf/cfi.bpf.c,
+ * gs_cfl_carry_kp); a tracepoint takes one program before 4.15
  */
 static int cfi_before_target(struct walker *w, const struct sw_target *tg)
 {
 	const struct cfi_bpf *s = w->skel;
 
-	if (!w->cfl_carry || tg->role != SW_ROLE_KPROBE)
+	if (!w->cfl_carry || tg->role == SW_ROLE_TRACEPOINT)
 		return 0;
 	return walker_attach_spec(w, bpf_program__fd(s->progs.gs_cfl_carry_kp),
 				  &tg->spec);

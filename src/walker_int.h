@@ -92,8 +92,8 @@ struct walker {
 	 */
 	bool cfl;
 	/*
-	 * ... a frame a walk program (4.9-4.13): a kprobe target's second
-	 * probe carries on the walk past its chain's tail calls
+	 * ... a frame a walk program (4.9-4.13): a kprobe or uprobe target's
+	 * second probe carries on the walk past its chain's tail calls
 	 */
 	bool cfl_carry;
 	/* its own fork and exit hooks follow -- COMMAND (sw_fork_tp's job) */

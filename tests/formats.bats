@@ -52,7 +52,7 @@ json_as_text() {
 	  "[[2,\"paths\",$pid],[4,\"paths\",$pid],[6,\"paths\",$pid]]" ]
 	# every loss counter, each 0
 	[ "$(q '.lost | to_entries | map("\(.key)=\(.value)") | join(" ")')" = \
-	  '"counts_map_full=0 kernel_stack_collisions=0 user_stack_collisions=0 stack_map_full=0 follow_map_full=0 perf_buffer_full=0 tail_call_failed=0 chunk_map_full=0 ia32_not_walked=0 user_stacks_without_tables=0 user_stacks_cut=0 user_stacks_vma_busy=0 walk_state_map_full=0 skipped_by_kernel=0 process_hooks_skipped_by_kernel=0 truncated_stacks=0 partial_stacks=0 trace_lines_overwritten=0 mapping_records=0"' ]
+	  '"counts_map_full=0 kernel_stack_collisions=0 user_stack_collisions=0 stack_map_full=0 follow_map_full=0 perf_buffer_full=0 tail_call_failed=0 chunk_map_full=0 ia32_not_walked=0 user_stacks_without_tables=0 user_stacks_cut=0 user_stacks_vma_busy=0 walk_state_map_full=0 walks_not_carried_on=0 skipped_by_kernel=0 process_hooks_skipped_by_kernel=0 truncated_stacks=0 partial_stacks=0 trace_lines_overwritten=0 mapping_records=0"' ]
 	# the frame where work fired: the probe's address, offset 0, in paths
 	work=$(nm "$W/paths" | awk '$3 == "work" { print $1 }')
 	[ "$(q '.stacks[0].frames[0] | [.kind, .name, .offset, .module, .path, .module_offset]')" = \

@@ -768,13 +768,13 @@ ia32_walkers() {	# a 32-bit task: fp says it leaves it, getstack walks it
 	echo "ia32;[unknown];_start;via_a;work 3" | expect /tmp/i.out
 }
 
-# 4.9-4.17: user frames are kept in the key, at most 48 (30 before 4.14,
-# a frame a program, but for a kprobe's: cfi_deep_kp; 26 before 4.9, the
-# fp walker's key): a stack of that many whole, one frame more cut, marked
-# and said (deep N: target <- down(N % 3) ... down0 <- main)
+# 4.9-4.17: user frames are kept in the key, at most 48 (before 4.14, a
+# frame a program, past the 32 tail calls of the uprobe's chain a second
+# probe carries the walk on; 56 before 4.9, the stand-in's counting key,
+# bpf/cfi41.bpf.c): a stack of that many whole, one frame more cut,
+# marked and said (deep N: target <- down(N % 3) ... down0 <- main)
 cfi_deep() {
-	# 4.3-4.8: the stand-in's counting key (bpf/cfi41.bpf.c)
-	if ge 4 14; then max=48; elif ge 4 9; then max=30; else max=56; fi
+	if ge 4 9; then max=48; else max=56; fi
 	deep_cut ./deep:target $max '' 2
 }
 
@@ -811,7 +811,8 @@ deep_cut() {
 
 # 4.9-4.17: a kprobe's stack (getppid() called by deep's target) as deep
 # as the key holds, 48 frames: before 4.14, past the 32 tail calls of its
-# chain, the walk carried on by a second probe of the function
+# chain, the walk carried on by a second probe of the function (a
+# tracepoint's event takes one program there: 30 frames)
 cfi_deep_kp() {
 	deep_cut $GETPPID 48 __getppid 10 || return 1
 	# stacksnoop: each event's 48 frames, sent by the same chains
@@ -1459,7 +1460,7 @@ if ge 4 9; then
 	ge 5 17 || t "cfi, dynamic, STACKWALK_NO_VMA_LISTS=1: COMMAND held while its loader runs, the same callers" cfi_held
 	t "cfi, a uprobe wildcard: through multi-probe links where the kernel has them, every stack exact" cfi_links
 	ge 4 18 || t "cfi, 4.9-4.17: a stack of the key's most frames whole, one more cut, marked and said" cfi_deep
-	ge 4 18 || t "cfi, 4.9-4.17: a kprobe's stack of the key's 48 frames whole (before 4.14 by a second probe), one more cut, marked and said" cfi_deep_kp
+	ge 4 18 || t "cfi, 4.9-4.17: a kprobe's stack of the key's 48 frames whole (before 4.14 by a second probe), one more cut, marked and said, in stackcount and stacksnoop" cfi_deep_kp
 else
 	t "cfi before 4.9: what it cannot walk refused, in one line" cfi_refused
 fi
