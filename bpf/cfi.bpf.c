@@ -43,11 +43,13 @@ GS_UPROBE(_small, gsc_event, SW_GS_SMALL)
 
 /*
  * The walk programs, by mode; SW_GS_MODES stays empty (gs_cfi_walk_loop),
- * and GS_CFL_COUNT counts SW_GS_LEGACY's key
+ * GS_CFL_COUNT counts SW_GS_LEGACY's key, and GS_CFL_INTERN interns its
+ * user frames (a kprobe's or uprobe's walk only)
  */
 #define GS_CFL_COUNT	(SW_GS_MODES + 1)
-SW_PROG_ARRAY(cfi_tails_kp, GS_CFL_COUNT + 1);
-SW_PROG_ARRAY(cfi_tails_tp, GS_CFL_COUNT + 1);
+#define GS_CFL_INTERN	(SW_GS_MODES + 2)
+SW_PROG_ARRAY(cfi_tails_kp, GS_CFL_INTERN + 1);
+SW_PROG_ARRAY(cfi_tails_tp, GS_CFL_INTERN + 1);
 
 /*
  * SW_GS_LEGACY (no bpf_get_stack, 4.9-4.17): the key built per CPU, its
@@ -59,6 +61,8 @@ SW_PROG_ARRAY(cfi_tails_tp, GS_CFL_COUNT + 1);
 struct gs_cfl_scratch {
 	struct sw_cfl_key key;
 	__u64 past[GS_CFL_SLOTS - SW_CFL_FRAMES];
+	/* the chunk ids this CPU gave, as gsc_scratch's (bpf/getstack.bpf.h) */
+	__u64 next_id;
 };
 
 struct {
@@ -77,6 +81,23 @@ struct {
 } counts_cfl SEC(".maps");
 
 SW_STACK_MAP(kstacks);
+
+/* chunks of user frames (struct sw_cfl_key), by frames and by id */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sw_cfl_chunk);
+	__type(value, __u64);
+} chunks_cfl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct sw_cfl_chunk);
+} chunk_ids_cfl SEC(".maps");
 
 /*
  * Frame n of SW_GS_LEGACY's key.  4.9's verifier knows no lower bound of
@@ -133,8 +154,30 @@ static __always_inline __u64 *gs_cfi_ubuf(void *scr, const int mode, __u64 nk)
 	return &((struct sw_gs_record *)scr)->key.ip[sw_bound(nk, SW_MAX_FRAMES + 1)];
 }
 
-/* The user walk has ended: count or send the stack. */
-static __always_inline void gs_cfi_done(void *ctx, void *scr, __u64 nk,
+/*
+ * SW_GS_LEGACY out of tail calls: the target's next probe that carries
+ * walks on goes on at slot next, and takes back the loss counted here;
+ * 0 if no such probe is left
+ */
+static __always_inline int gs_cfl_hand_over(struct cfi_state *st, __u64 next)
+{
+	if (!st->carry)
+		return 0;
+	st->carry--;
+	st->carry_id = bpf_get_current_pid_tgid();
+	st->carry_next = next;
+	sw_lost(SW_LOST_CARRY);
+	return 1;
+}
+
+/*
+ * The user walk has ended: count or send the stack.  st: the walk's state,
+ * where a walk program ends it (the event's own program, whose chain has
+ * made one tail call, passes NULL: 4.9's verifier loses the bounds of the
+ * state's address there)
+ */
+static __always_inline void gs_cfi_done(void *ctx, void *scr,
+					struct cfi_state *st, __u64 nk,
 					__u64 nu, __u8 ustop, const int mode,
 					void *tails)
 {
@@ -144,7 +187,8 @@ static __always_inline void gs_cfi_done(void *ctx, void *scr, __u64 nk,
 		k->h.ustop = ustop;
 		k->h.nu = nu;
 		bpf_tail_call(ctx, tails, GS_CFL_COUNT);
-		sw_lost(SW_LOST_TAILCALL);
+		if (!st || !gs_cfl_hand_over(st, GS_CFL_COUNT))
+			sw_lost(SW_LOST_TAILCALL);
 	} else if (mode == SW_GS_SMALL) {
 		struct gsc_scratch *s = scr;
 
@@ -204,8 +248,9 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		__u64 caller = 0;
 		long kid = -SW_EFAULT;
 
-		/* no walk of an earlier event is left for this one's second probe */
+		/* no walk of an earlier event is left for this one's probes */
 		st->carry_id = 0;
+		st->carry = 0;
 
 		/* on the stack first: 4.9's helpers write nowhere else */
 		sw_key_hdr(&h, cfg, id, SW_BRANCHY);
@@ -223,6 +268,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		k->kid = kid;
 		k->pad = 0;
 		k->kcaller = caller;
+		k->uid = 0;
 #pragma unroll
 		for (int i = 0; i < SW_CFL_FRAMES; i++)
 			k->ip[i] = 0;
@@ -290,14 +336,17 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		st->busy = 0;
 		/* a tracepoint's event runs one program (before 4.15) */
 		if (mode == SW_GS_LEGACY && (kentry || user_ctx)) {
-			st->carry = !!(cfg->flags & SW_CFG_CFL_CARRY);
+			st->carry = cfg->flags & SW_CFG_CFL_CARRY ?
+				    cfg->cfl_carries : 0;
 			st->carry_sp = PT_REGS_SP((struct pt_regs *)ctx);
 			st->carry_ip = PT_REGS_IP((struct pt_regs *)ctx);
 		} else if (mode == SW_GS_LEGACY) {
 			st->carry = 0;
 		}
-		if (mode == SW_GS_LEGACY)
-			st->cap = st->carry ? SW_CFL_FRAMES : 0;
+		if (mode == SW_GS_LEGACY) {
+			st->cap = st->carry ? SW_MAX_FRAMES : 0;
+			st->base = 0;
+		}
 		bpf_tail_call(ctx, tails, mode);
 		sw_lost(SW_LOST_TAILCALL);
 		return 0;
@@ -326,7 +375,7 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 		ustop = SW_STOP_NO_TABLE;
 		sw_lost(SW_LOST_NO_TABLE);
 	}
-	gs_cfi_done(ctx, scr, nk, nu, ustop, mode, tails);
+	gs_cfi_done(ctx, scr, NULL, nk, nu, ustop, mode, tails);
 	return 0;
 }
 
@@ -341,7 +390,7 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
 	struct sw_cfi_proc *proc;
 	struct cfi_state *st;
 	__u32 tgid;
-	__u64 *ubuf;
+	__u64 *ubuf, next = mode;
 	int why = 0;
 	void *scr;
 
@@ -358,8 +407,13 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
 			why = SW_STOP_DEPTH;
 			break;
 		}
+		/* the key's frames are full: interned, then the walk goes on */
+		if (mode == SW_GS_LEGACY && st->n >= st->base + SW_CFL_FRAMES) {
+			next = GS_CFL_INTERN;
+			break;
+		}
 		if (mode == SW_GS_LEGACY)
-			gs_cfl_put(st->n, st->pc | st->how << SW_HOW_SHIFT);
+			gs_cfl_put(st->n - st->base, st->pc | st->how << SW_HOW_SHIFT);
 		else
 			ubuf[st->n & SW_MAX_FRAMES] = st->pc | st->how << SW_HOW_SHIFT;
 		st->n++;
@@ -368,15 +422,12 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
 			break;
 	}
 	if (!why) {
-		bpf_tail_call(ctx, tails, mode);
-		/*
-		 * Out of tail calls: the probe's second program carries on,
-		 * and takes back the loss counted here
-		 */
-		if (mode == SW_GS_LEGACY && st->carry) {
-			st->carry = 0;
-			st->carry_id = bpf_get_current_pid_tgid();
-			sw_lost(SW_LOST_CARRY);
+		bpf_tail_call(ctx, tails, next);
+		if (mode == SW_GS_LEGACY && gs_cfl_hand_over(st, next))
+			return 0;
+		/* an interned chunk's frames are past the key's */
+		if (next != mode) {
+			sw_lost(SW_LOST_TAILCALL);
 			return 0;
 		}
 		why = SW_STOP_DEPTH;
@@ -385,7 +436,7 @@ static __always_inline int gs_cfi_walk(void *ctx, const int mode, void *tails,
 		sw_lost(SW_LOST_CUT);
 	if (st->no_table)
 		sw_lost(SW_LOST_NO_TABLE);
-	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode,
+	gs_cfi_done(ctx, scr, st, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n, why, mode,
 		    tails);
 	return 0;
 }
@@ -490,7 +541,7 @@ static __always_inline int gs_cfi_walk_loop(void *ctx, const int mode,
 		sw_lost(SW_LOST_NO_TABLE);
 	if (st->busy)
 		sw_lost(SW_LOST_VMA_BUSY);
-	gs_cfi_done(ctx, scr, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n,
+	gs_cfi_done(ctx, scr, st, sw_bound(st->nk, SW_MAX_FRAMES + 1), st->n,
 		    st->why, mode, tails);
 	return 0;
 }
@@ -581,8 +632,63 @@ SEC("kprobe") int gs_cfl_carry_kp(struct pt_regs *ctx)
 	n = bpf_map_lookup_elem(&lost, &why);
 	if (n)
 		__sync_fetch_and_add(n, -1);
-	bpf_tail_call(ctx, &cfi_tails_kp, SW_GS_LEGACY);
+	bpf_tail_call(ctx, &cfi_tails_kp, st->carry_next);
 	sw_lost(SW_LOST_TAILCALL);
+	return 0;
+}
+
+/*
+ * A kprobe's or uprobe's walk (SW_CFG_CFL_CARRY) whose key's frames are
+ * full: they are interned as a chunk whose parent is the key's uid, and
+ * the key's uid becomes the chunk's; the walk goes on into the key's
+ * frames from the first.  A chunk is copied to the BPF stack, where
+ * 4.9-4.15 take a map helper's key and value from.  Its id is given once,
+ * in chunk_ids_cfl before chunks_cfl, so that an id counted is always
+ * found; of two CPUs interning the same chunk, the loser takes the
+ * winner's id.
+ */
+SEC("kprobe") int gs_cfl_intern_kp(struct pt_regs *ctx)
+{
+	struct gs_cfl_scratch *s;
+	struct sw_cfl_chunk c;
+	struct cfi_state *st;
+	__u64 id, *have;
+	__u32 zero = 0;
+	long err = 0;
+
+	s = bpf_map_lookup_elem(&scratch_cfl, &zero);
+	st = bpf_map_lookup_elem(&cfi_state, &zero);
+	if (!s || !st)
+		return 0;
+	c.parent = s->key.uid;
+	__builtin_memcpy(c.ip, s->key.ip, sizeof(c.ip));
+	have = bpf_map_lookup_elem(&chunks_cfl, &c);
+	if (have) {
+		id = *have;
+	} else {
+		id = ((__u64)(bpf_get_smp_processor_id() + 1) << 40) | ++s->next_id;
+		err = bpf_map_update_elem(&chunk_ids_cfl, &id, &c, BPF_ANY);
+		if (!err)
+			err = bpf_map_update_elem(&chunks_cfl, &c, &id, BPF_NOEXIST);
+		if (err == -SW_EEXIST) {
+			/* the id this CPU gave goes unused */
+			bpf_map_delete_elem(&chunk_ids_cfl, &id);
+			have = bpf_map_lookup_elem(&chunks_cfl, &c);
+			if (have) {
+				id = *have;
+				err = 0;
+			}
+		}
+	}
+	if (err) {
+		sw_lost(SW_LOST_CHUNKS_FULL);
+		return 0;
+	}
+	s->key.uid = id;
+	st->base += SW_CFL_FRAMES;
+	bpf_tail_call(ctx, &cfi_tails_kp, SW_GS_LEGACY);
+	if (!gs_cfl_hand_over(st, SW_GS_LEGACY))
+		sw_lost(SW_LOST_TAILCALL);
 	return 0;
 }
 

@@ -239,15 +239,17 @@ struct cfi_state {
 	/* the maple tree node read last (cfi_vma_map_mt) */
 	__u64 node[CFI_MT_WORDS];
 	/*
-	 * 4.9-4.13 (SW_GS_LEGACY, a frame a program): a kprobe's or
-	 * uprobe's walk is carried on past the 32 tail calls of its chain by a second probe
-	 * of the function (bpf/cfi.bpf.c, gs_cfl_carry_kp).  cap: the key's
-	 * frames at most (0: as many as one chain reaches); carry: this walk
-	 * may be carried on; carry_id, carry_sp, carry_ip: the thread and
-	 * the %rsp and %rip its probe fired with, of the event whose walk
-	 * waits for it (carry_id 0: none).
+	 * SW_GS_LEGACY: a kprobe's or uprobe's walk is carried on past the
+	 * 32 tail calls of its chain by more probes of the function
+	 * (bpf/cfi.bpf.c, gs_cfl_carry_kp).  cap: the user frames at most
+	 * (0: as many as one chain reaches); carry: how many more probes may
+	 * carry it on; carry_id, carry_sp, carry_ip: the thread and the %rsp
+	 * and %rip its probe fired with, of the event whose walk waits for
+	 * one (carry_id 0: none), and carry_next the program it goes on in;
+	 * base: the frames interned as chunks so far (the key's frames
+	 * follow them).
 	 */
-	__u64 cap, carry, carry_id, carry_sp, carry_ip;
+	__u64 cap, carry, carry_id, carry_sp, carry_ip, carry_next, base;
 };
 
 struct {

@@ -62,9 +62,9 @@
  */
 #define SW_CFG_UBP_CHAIN	(1u << 6)
 /*
- * cfi without bpf_get_stack, a frame a walk program (4.9-4.13): each
- * kprobe and uprobe target has a second probe that carries on a walk its chain's
- * tail calls did not finish, to the key's SW_CFL_FRAMES
+ * cfi without bpf_get_stack (4.9-4.17): each kprobe and uprobe target
+ * has sw_config.cfl_carries more probes, each of which carries on a walk
+ * that the chain before it ran out of tail calls for
  */
 #define SW_CFG_CFL_CARRY	(1u << 7)
 
@@ -174,6 +174,8 @@ struct sw_config {
 	 * that many frames cannot be told from a deeper one.
 	 */
 	__u32 stack_full;
+	/* SW_CFG_CFL_CARRY: the probes that carry a walk on, a target */
+	__u32 cfl_carries;
 };
 
 /*
@@ -334,7 +336,13 @@ struct sw_gsc_key {
  * user frames the walk found in the key itself.  4.9-4.15 take a map
  * helper's key only from the BPF stack, so the whole key is copied there
  * before it is counted: it leaves room for the program's other locals.
- * A deeper user side is cut there, marked and counted (SW_STOP_DEPTH).
+ * Where a walk is carried on (SW_CFG_CFL_CARRY) a user side deeper than
+ * the key's frames is interned SW_CFL_FRAMES frames at a time, leaf first,
+ * as a chain of chunks: uid is the id of the chunk of the frames just
+ * before those in ip[] (0: none), each chunk's parent the one before it,
+ * and h.nu counts them all: ip[] holds the last nu - SW_CFL_FRAMES * c,
+ * where c = (nu - 1) / SW_CFL_FRAMES chunks hold the rest.  Elsewhere a
+ * deeper side is cut there, marked and counted (SW_STOP_DEPTH).
  */
 #define SW_CFL_FRAMES	48
 /* before 4.14: a frame a walk program, 30 programs (bpf/cfi.bpf.c) */
@@ -344,6 +352,16 @@ struct sw_cfl_key {
 	__s32 kid;
 	__u32 pad;
 	__u64 kcaller;
+	__u64 uid;
+	__u64 ip[SW_CFL_FRAMES];
+};
+
+/*
+ * A chunk as interned ("chunks_cfl": chunk -> id) and as the frontend
+ * finds it by id ("chunk_ids_cfl": id -> chunk)
+ */
+struct sw_cfl_chunk {
+	__u64 parent;
 	__u64 ip[SW_CFL_FRAMES];
 };
 

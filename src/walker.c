@@ -317,8 +317,10 @@ static void base_config(const struct walker *w, struct sw_config *c)
 		c->flags |= SW_CFG_VMA_LIST;
 	if (w->cfl && f->syscall_fastpath && f->unwinder == SW_UNWINDER_FP)
 		c->flags |= SW_CFG_UBP_CHAIN;
-	if (w->cfl_carry)
+	if (w->cfl_carries) {
 		c->flags |= SW_CFG_CFL_CARRY;
+		c->cfl_carries = w->cfl_carries;
+	}
 	if (w->vma || w->vma_list)
 		c->vma = w->vma_offs;
 	c->jit_frame_off = f->jit_frame_off;

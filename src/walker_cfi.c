@@ -32,6 +32,15 @@ static bool cfi_legacy(const struct sw_features *f)
 /* before it, a walk program takes one frame (bpf/cfi.bpf.c, GS_CFL_STEPS_49) */
 #define CFI_V414	(4u << 16 | 14u << 8)
 
+/*
+ * The probes that carry a walk on to SW_MAX_FRAMES (bpf/cfi.bpf.c,
+ * gs_cfl_carry_kp): each chain makes 32 tail calls, and a walk of 127
+ * frames takes a program for each frame (two from 4.14), two to intern
+ * chunks, the event's and the count's
+ */
+#define CFI_CARRIES_49	4
+#define CFI_CARRIES	2
+
 #define CFI_STR_(x) #x
 #define CFI_STR(x) CFI_STR_(x)
 
@@ -84,12 +93,16 @@ static const char *cfi_why(const struct sw_features *f, const struct walker_need
 	(void)n;
 	if (cfi_legacy(f) && f->version < CFI_V414)
 		return "stack ids and tail calls (4.9+): user frames from unwind "
-		       "tables, the first " CFI_STR(SW_CFL_FRAMES) " of a kprobe's "
-		       "or uprobe's stack (a second probe carries its walk on), "
-		       CFI_STR(SW_CFL_FRAMES_EARLY) " of a tracepoint's";
+		       "tables, a kprobe's or uprobe's " CFI_STR(SW_MAX_FRAMES)
+		       " (more probes carry the walk on, past "
+		       CFI_STR(SW_CFL_FRAMES) " in interned chunks), a "
+		       "tracepoint's first " CFI_STR(SW_CFL_FRAMES_EARLY);
 	if (cfi_legacy(f))
 		return "stack ids and tail calls (4.9+): user frames from unwind "
-		       "tables, the first " CFI_STR(SW_CFL_FRAMES) " of each stack";
+		       "tables, a kprobe's or uprobe's " CFI_STR(SW_MAX_FRAMES)
+		       " (more probes carry the walk on, past "
+		       CFI_STR(SW_CFL_FRAMES) " in interned chunks), a "
+		       "tracepoint's first " CFI_STR(SW_CFL_FRAMES);
 	return f->map_big_keys ?
 	       "bpf_get_stack and tail calls (4.18+): user frames from unwind "
 	       "tables, exact raw-frame keys" :
@@ -156,7 +169,8 @@ static int cfi_open(struct walker *w)
 	w->cfi_procs = s->maps.cfi_procs;
 	w->vma = w->f->helper_find_vma;
 	w->cfl = cfi_legacy(w->f);
-	w->cfl_carry = w->cfl && w->f->version < CFI_V414;
+	w->cfl_carries = !w->cfl ? 0 : w->f->version < CFI_V414 ?
+			 CFI_CARRIES_49 : CFI_CARRIES;
 	if (w->vma)
 		memcpy(&w->vma_offs, w->f->vma_off, sizeof(w->f->vma_off));
 	else if (!w->cfl)
@@ -173,6 +187,8 @@ static int cfi_open(struct walker *w)
 	bpf_map__set_autocreate(s->maps.scratch_cfl, w->cfl);
 	bpf_map__set_autocreate(s->maps.kstacks, w->cfl);
 	bpf_map__set_autocreate(s->maps.cfi_alias, w->cfl);
+	bpf_map__set_autocreate(s->maps.chunks_cfl, w->cfl);
+	bpf_map__set_autocreate(s->maps.chunk_ids_cfl, w->cfl);
 	if (!w->cfl)
 		return walker_gs_open(w);
 	/* none of getstack's maps: its programs are not loaded */
@@ -308,7 +324,8 @@ static void cfi_choose(struct walker *w)
 		walker_getstack_choose(w);
 	}
 	walk_progs(w, &kp, &tp);
-	walker_want(w, s->progs.gs_cfl_carry_kp, w->cfl_carry && kp_called);
+	walker_want(w, s->progs.gs_cfl_carry_kp, w->cfl_carries && kp_called);
+	walker_want(w, s->progs.gs_cfl_intern_kp, w->cfl_carries && kp_called);
 	walker_want(w, kp, kp_called);
 	walker_want(w, tp, w->f->prog_tracepoint && tp_called);
 	walker_want_hook(w, s->progs.gs_cfi_fork, !w->cfl);
@@ -399,11 +416,15 @@ static int cfi_loaded(struct walker *w)
 		return -errno;
 	if (!w->cfl)
 		return 0;
-	/* SW_GS_LEGACY's count or send, past the modes' slots (bpf/cfi.bpf.c) */
+	/*
+	 * SW_GS_LEGACY's count or send, then its interning, past the modes'
+	 * slots (bpf/cfi.bpf.c)
+	 */
 	slot = SW_GS_MODES + 1;
 	cfl_last(w, &kp, &tp);
 	if (set_tail(s->maps.cfi_tails_kp, slot, kp) ||
-	    set_tail(s->maps.cfi_tails_tp, slot, tp))
+	    set_tail(s->maps.cfi_tails_tp, slot, tp) ||
+	    set_tail(s->maps.cfi_tails_kp, slot + 1, s->progs.gs_cfl_intern_kp))
 		return -errno;
 	return 0;
 }
@@ -452,14 +473,48 @@ static struct bpf_program *cfi_calib_prog(const struct walker *w)
 	return w->cfl ? NULL : walker_getstack_calib_prog(w);
 }
 
+/*
+ * A key's user frames, the first ones interned (k->uid, struct
+ * sw_cfl_key): each chunk found by id, from the last back to the first.
+ * A chunk not found (not to happen: none is removed) leaves out the
+ * frames before the next, and the stack is said to be partial.
+ */
+static void cfl_user_frames(struct walker *w, const struct sw_cfl_key *k,
+			    struct key_frames *f)
+{
+	const struct cfi_bpf *s = w->skel;
+	int fd = bpf_map__fd(s->maps.chunk_ids_cfl);
+	size_t nu = k->h.nu < SW_MAX_FRAMES ? k->h.nu : SW_MAX_FRAMES;
+	size_t chunks = nu ? (nu - 1) / SW_CFL_FRAMES : 0, from = 0;
+	struct sw_cfl_chunk c;
+	__u64 id = k->uid;
+
+	f->u = k->ip;
+	f->nu = nu < SW_CFL_FRAMES ? nu : SW_CFL_FRAMES;
+	if (!chunks)
+		return;
+	for (size_t i = chunks; i-- > 0 && !from;) {
+		if (!id || bpf_map_lookup_elem(fd, &id, &c)) {
+			from = (i + 1) * SW_CFL_FRAMES;
+			w->partial++;
+			break;
+		}
+		memcpy(f->ubuf + i * SW_CFL_FRAMES, c.ip, sizeof(c.ip));
+		id = c.parent;
+	}
+	memcpy(f->ubuf + chunks * SW_CFL_FRAMES, k->ip,
+	       (nu - chunks * SW_CFL_FRAMES) * sizeof(*k->ip));
+	f->u = f->ubuf + from;
+	f->nu = nu - from;
+}
+
 static void cfl_key_frames(struct walker *w, const void *key, bool counted,
 			   struct key_frames *f)
 {
 	const struct sw_cfl_key *k = key;
 
 	walker_kside_by_id(w, k->kid, k->kcaller, &k->h, f);
-	f->u = k->ip;
-	f->nu = k->h.nu < SW_CFL_FRAMES ? k->h.nu : SW_CFL_FRAMES;
+	cfl_user_frames(w, k, f);
 	(void)counted;
 }
 
@@ -473,19 +528,22 @@ static void cfi_key_frames(struct walker *w, const void *key, bool counted,
 }
 
 /*
- * 4.9-4.13: a kprobe or uprobe target's second probe, made first so that
- * it runs after the target's (a function's kprobes, an address's uprobe
- * consumers, run newest first), carries on the walk (bpf/cfi.bpf.c,
+ * 4.9-4.17: a kprobe or uprobe target's probes that carry its walk on,
+ * made first so that they run after the target's (a function's kprobes,
+ * an address's uprobe consumers, run newest first: bpf/cfi.bpf.c,
  * gs_cfl_carry_kp); a tracepoint takes one program before 4.15
  */
 static int cfi_before_target(struct walker *w, const struct sw_target *tg)
 {
 	const struct cfi_bpf *s = w->skel;
+	int err = 0;
 
-	if (!w->cfl_carry || tg->role == SW_ROLE_TRACEPOINT)
+	if (tg->role == SW_ROLE_TRACEPOINT)
 		return 0;
-	return walker_attach_spec(w, bpf_program__fd(s->progs.gs_cfl_carry_kp),
-				  &tg->spec);
+	for (unsigned i = 0; i < w->cfl_carries && !err; i++)
+		err = walker_attach_spec(w, bpf_program__fd(s->progs.gs_cfl_carry_kp),
+					 &tg->spec);
+	return err;
 }
 
 int walker_cfi_fds(const struct walker *w, int *rows, int *procs, int *files)

@@ -92,10 +92,10 @@ struct walker {
 	 */
 	bool cfl;
 	/*
-	 * ... a frame a walk program (4.9-4.13): a kprobe or uprobe target's
-	 * second probe carries on the walk past its chain's tail calls
+	 * ... how many more probes of a kprobe or uprobe target carry its
+	 * walk on past each chain's tail calls, to SW_MAX_FRAMES
 	 */
-	bool cfl_carry;
+	unsigned cfl_carries;
 	/* its own fork and exit hooks follow -- COMMAND (sw_fork_tp's job) */
 	bool hooks_follow;
 	/*

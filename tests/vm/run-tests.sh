@@ -768,13 +768,13 @@ ia32_walkers() {	# a 32-bit task: fp says it leaves it, getstack walks it
 	echo "ia32;[unknown];_start;via_a;work 3" | expect /tmp/i.out
 }
 
-# 4.9-4.17: user frames are kept in the key, at most 48 (before 4.14, a
-# frame a program, past the 32 tail calls of the uprobe's chain a second
-# probe carries the walk on; 56 before 4.9, the stand-in's counting key,
-# bpf/cfi41.bpf.c): a stack of that many whole, one frame more cut,
+# 4.9-4.17: a uprobe's user frames, 127 as from 4.18: past the 32 tail
+# calls of a chain more probes carry the walk on, and the frames past the
+# key's 48 are interned as chunks (56 before 4.9, the stand-in's counting
+# key, bpf/cfi41.bpf.c): a stack of that many whole, one frame more cut,
 # marked and said (deep N: target <- down(N % 3) ... down0 <- main)
 cfi_deep() {
-	if ge 4 9; then max=48; else max=56; fi
+	if ge 4 9; then max=127; else max=56; fi
 	deep_cut ./deep:target $max '' 2
 }
 
@@ -809,19 +809,20 @@ deep_cut() {
 	done
 }
 
-# 4.9-4.17: a kprobe's stack (getppid() called by deep's target) as deep
-# as the key holds, 48 frames: before 4.14, past the 32 tail calls of its
-# chain, the walk carried on by a second probe of the function (a
-# tracepoint's event takes one program there: 30 frames)
+# 4.9-4.17: a kprobe's stack (getppid() called by deep's target) of 127
+# frames as a uprobe's (cfi_deep); a syscall tracepoint's (4.14+), whose
+# event takes one program before 4.15, of the key's 48, one chain's
 cfi_deep_kp() {
-	deep_cut $GETPPID 48 __getppid 10 || return 1
-	# stacksnoop: each event's 48 frames, sent by the same chains
-	$SN -U --walker cfi $GETPPID -- ./deep 41 41 > /tmp/dk.out 2> /tmp/dk.err ||
+	deep_cut $GETPPID 127 __getppid 10 || return 1
+	# stacksnoop: each event's 127 frames, sent by the same chains
+	$SN -U --walker cfi $GETPPID -- ./deep 120 120 > /tmp/dk.out 2> /tmp/dk.err ||
 		{ cat /tmp/dk.out /tmp/dk.err; return 1; }
 	snoop_events /tmp/dk.out > /tmp/dk.ev
-	deep_frames 41 __getppid | awk '{ printf "%s: %s\n", NR == 1 ? "ip" : "r" NR - 2, $1 }' > /tmp/dk.f
+	deep_frames 120 __getppid | awk '{ printf "%s: %s\n", NR == 1 ? "ip" : "r" NR - 2, $1 }' > /tmp/dk.f
 	{ echo 'TIME(s)            STACK'; for e in $(seq 10); do echo; cat /tmp/dk.f; done; } |
-		expect /tmp/dk.ev
+		expect /tmp/dk.ev || return 1
+	ge 4 14 || return 0
+	deep_cut t:syscalls:sys_enter_getppid 48 __getppid 10
 }
 
 cfi_refused() {	# before 4.9: one line; auto takes another walker
@@ -1459,8 +1460,8 @@ if ge 4 9; then
 	t "cfi, -- COMMAND: never traced by the tool where BPF finds its mappings, nor what it starts" cfi_traced
 	ge 5 17 || t "cfi, dynamic, STACKWALK_NO_VMA_LISTS=1: COMMAND held while its loader runs, the same callers" cfi_held
 	t "cfi, a uprobe wildcard: through multi-probe links where the kernel has them, every stack exact" cfi_links
-	ge 4 18 || t "cfi, 4.9-4.17: a stack of the key's most frames whole, one more cut, marked and said" cfi_deep
-	ge 4 18 || t "cfi, 4.9-4.17: a kprobe's stack of the key's 48 frames whole (before 4.14 by a second probe), one more cut, marked and said, in stackcount and stacksnoop" cfi_deep_kp
+	ge 4 18 || t "cfi, 4.9-4.17: a uprobe's stack of 127 frames whole (carried on by more probes, interned past the key's 48), one more cut, marked and said" cfi_deep
+	ge 4 18 || t "cfi, 4.9-4.17: a kprobe's stack of 127 frames whole (carried on by more probes, interned past the key's 48), one more cut, marked and said, in stackcount and stacksnoop; a tracepoint's of 48" cfi_deep_kp
 else
 	t "cfi before 4.9: what it cannot walk refused, in one line" cfi_refused
 fi
