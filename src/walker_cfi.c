@@ -493,7 +493,7 @@ static void cfl_user_frames(struct walker *w, const struct sw_cfl_key *k,
 	f->nu = nu < SW_CFL_FRAMES ? nu : SW_CFL_FRAMES;
 	if (!chunks)
 		return;
-	for (size_t i = chunks; i-- > 0 && !from;) {
+	for (size_t i = chunks; i-- > 0;) {
 		if (!id || bpf_map_lookup_elem(fd, &id, &c)) {
 			from = (i + 1) * SW_CFL_FRAMES;
 			w->partial++;
