@@ -214,10 +214,10 @@ struct sw_config {
 	/* walk state per thread: no room for this thread's */		\
 	X(SW_LOST_WALKS_FULL, "walk_state_map_full",			\
 	  "as threads the walk state map had no room for")		\
-	/* cfi, 4.9-4.13: a uprobe's walk left where no carry ran on */	\
+	/* cfi, 4.9-4.17: a uprobe's walk no probe carried on */	\
 	X(SW_LOST_CARRY, "walks_not_carried_on",			\
 	  "as walks whose thread moved to another CPU between a "	\
-	  "uprobe's two programs")					\
+	  "uprobe's programs")						\
 	/* the kernel skipped the program (frontend; 4.1's cfi: BPF) */	\
 	X(SW_LOST_SKIPPED, "skipped_by_kernel",				\
 	  "skipped by the kernel, which runs no tracing program inside "	\
