@@ -340,8 +340,6 @@ static __always_inline int gs_cfi_event(void *ctx, __u64 sp, const int kentry,
 				    cfg->cfl_carries : 0;
 			st->carry_sp = PT_REGS_SP((struct pt_regs *)ctx);
 			st->carry_ip = PT_REGS_IP((struct pt_regs *)ctx);
-		} else if (mode == SW_GS_LEGACY) {
-			st->carry = 0;
 		}
 		if (mode == SW_GS_LEGACY) {
 			st->cap = st->carry ? SW_MAX_FRAMES : 0;
